@@ -1,0 +1,39 @@
+# Two commands: `make run` and `make test`. Each creates .venv when it is
+# missing and installs what it needs; nothing else has to be set up.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-gantt
+STATE ?= .state
+export OS_DEFAULT__STATE_PATH ?= $(abspath $(STATE))
+
+.PHONY: run test lint install clean sample-config
+
+$(STAMP): setup.py
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[test,postgres,mysql,redis]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+# The main job on the embedded default (an SQLite file in $(STATE)): load
+# the example cloud, including a few allocations made through the atomic
+# claim path, and print providers, capacity and usage.
+run: $(STAMP)
+	rm -f $(STATE)/placement.sqlite*
+	$(BIN)/gantt-manage db sync
+	$(BIN)/gantt-manage cloud load etc/examples/cluster.yaml
+	$(BIN)/gantt-manage cloud show
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+
+test: lint
+	$(BIN)/python -m pytest
+
+sample-config: $(STAMP)
+	$(BIN)/oslo-config-generator --config-file etc/gantt-config-generator.conf
+
+clean:
+	rm -rf $(VENV) $(STATE) *.egg-info

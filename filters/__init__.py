@@ -1,0 +1,1 @@
+"""Host filters: one module per filter, each a vectorised boolean mask."""

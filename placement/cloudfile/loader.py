@@ -1,0 +1,342 @@
+"""Read, check and load a cloud file.
+
+Everything in the file goes into the database in one transaction: a file
+that fails anywhere loads nothing. Errors name the file and the field
+(``providers[1].inventories.VCPU.total``).
+"""
+
+import dataclasses
+import uuid as uuidlib
+
+import jsonschema
+import os_resource_classes as orc
+import os_traits
+import yaml
+
+from placement import errors
+from placement.cloudfile import schema
+from placement.db import store
+from placement.objects import (
+    aggregates,
+    allocations,
+    inventories,
+    providers,
+    resource_classes,
+    traits,
+)
+
+# Names without a uuid get a stable one, so that loading the same file into
+# another database yields the same uuids.
+NAMESPACE = uuidlib.UUID("5b0d7a4e-6a59-4b5c-9d2c-2f3e0c9a8e11")
+
+
+def stable_uuid(kind, name):
+    return str(uuidlib.uuid5(NAMESPACE, f"{kind}:{name}"))
+
+
+class CloudFileError(Exception):
+    """A cloud file that cannot be loaded; says which file and field."""
+
+    def __init__(self, path, field, message):
+        super().__init__(f"{path}: {field}: {message}" if field
+                         else f"{path}: {message}")
+        self.path = path
+        self.field = field
+        self.message = message
+
+
+@dataclasses.dataclass
+class ProviderSpec:
+    field: str
+    name: str
+    uuid: str
+    parent: str | None  # a name or uuid, as written
+    inventories: list
+    traits: list
+    aggregates: list
+
+
+@dataclasses.dataclass
+class AllocationSpec:
+    field: str
+    consumer_uuid: str
+    project_id: str
+    user_id: str
+    consumer_type: str | None
+    resources: dict  # {provider name or uuid: {rc: amount}}
+
+
+@dataclasses.dataclass
+class Cloud:
+    path: str
+    providers: list  # parents before children
+    allocations: list
+    resource_classes: list
+    traits: list
+
+
+def read(path):
+    """Parse the file at ``path`` (YAML, of which JSON is a subset)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = yaml.safe_load(f)
+    except OSError as exc:
+        raise CloudFileError(path, None, exc.strerror or str(exc)) from exc
+    except yaml.YAMLError as exc:
+        raise CloudFileError(path, None,
+                             f"not valid YAML or JSON: {exc}") from exc
+    return parse(data, path)
+
+
+def _field(parts):
+    out = ""
+    for part in parts:
+        out += f"[{part}]" if isinstance(part, int) else (
+            f".{part}" if out else str(part))
+    return out
+
+
+def _is_uuid(value):
+    try:
+        uuidlib.UUID(value)
+        return True
+    except (ValueError, TypeError, AttributeError):
+        return False
+
+
+def parse(data, path="<cloud>"):
+    """Check ``data`` (the parsed file) and return a Cloud."""
+    validator = jsonschema.Draft202012Validator(schema.CLOUD)
+    problems = sorted(validator.iter_errors(data),
+                      key=lambda e: list(map(str, e.absolute_path)))
+    if problems:
+        first = problems[0]
+        raise CloudFileError(path, _field(first.absolute_path) or "(top)",
+                             first.message)
+    agg_names = dict(data.get("aggregates") or {})
+    specs = []
+
+    def walk(items, parts, parent):
+        for i, item in enumerate(items):
+            here = parts + [i]
+            if parent is not None and "parent" in item:
+                raise CloudFileError(path, _field(here + ["parent"]),
+                                     "a child listed under children names "
+                                     "its parent already")
+            name = item["name"]
+            spec = ProviderSpec(
+                field=_field(here), name=name,
+                uuid=(providers.canonical_uuid(item["uuid"])
+                      if "uuid" in item else stable_uuid("provider", name)),
+                parent=parent if parent is not None else item.get("parent"),
+                inventories=_inventories(path, here, item),
+                traits=list(item.get("traits", [])),
+                aggregates=[_aggregate_uuid(agg_names, a)
+                            for a in item.get("aggregates", [])])
+            specs.append(spec)
+            walk(item.get("children", []), here + ["children"], spec.name)
+
+    walk(data["providers"], ["providers"], None)
+    _check_unique(path, specs)
+    ordered = _parents_first(path, specs)
+    declared_rcs = list(data.get("resource_classes", []))
+    declared_traits = list(data.get("traits", []))
+    _check_names(path, ordered, declared_rcs, declared_traits)
+    allocs = [
+        AllocationSpec(
+            field=_field(["allocations", i]),
+            consumer_uuid=(providers.canonical_uuid(a["consumer"])
+                           if _is_uuid(a["consumer"])
+                           else stable_uuid("consumer", a["consumer"])),
+            project_id=a["project_id"], user_id=a["user_id"],
+            consumer_type=a.get("consumer_type"),
+            resources=a["resources"])
+        for i, a in enumerate(data.get("allocations", []))]
+    seen = {}
+    for spec in allocs:
+        if spec.consumer_uuid in seen:
+            raise CloudFileError(path, spec.field + ".consumer",
+                                 f"consumer also allocated in "
+                                 f"{seen[spec.consumer_uuid]}")
+        seen[spec.consumer_uuid] = spec.field
+    return Cloud(path, ordered, allocs, declared_rcs, declared_traits)
+
+
+def _inventories(path, parts, item):
+    out = []
+    for rc, value in item.get("inventories", {}).items():
+        fields = {"total": value} if isinstance(value, int) else dict(value)
+        inv = inventories.Inventory(rc, **fields)
+        try:
+            inv.check("(new)")
+        except errors.PlacementError as exc:
+            raise CloudFileError(
+                path, _field(parts + ["inventories", rc]),
+                exc.message) from exc
+        out.append(inv)
+    return out
+
+
+def _aggregate_uuid(names, value):
+    if value in names:
+        return providers.canonical_uuid(names[value])
+    if _is_uuid(value):
+        return providers.canonical_uuid(value)
+    return stable_uuid("aggregate", value)
+
+
+def _check_unique(path, specs):
+    names, uuids = {}, {}
+    for spec in specs:
+        if spec.name in names:
+            raise CloudFileError(path, spec.field + ".name",
+                                 f"{spec.name!r} is also the name of "
+                                 f"{names[spec.name]}")
+        if spec.uuid in uuids:
+            raise CloudFileError(path, spec.field + ".uuid",
+                                 f"{spec.uuid} is also the uuid of "
+                                 f"{uuids[spec.uuid]}")
+        names[spec.name] = spec.field
+        uuids[spec.uuid] = spec.field
+
+
+def _parents_first(path, specs):
+    """Specs ordered so that a parent in the file precedes its children;
+    a parent not in the file must exist in the database already."""
+    by_ref = {s.name: s for s in specs}
+    by_ref.update({s.uuid: s for s in specs})
+    ordered, placed = [], set()
+
+    def place(spec, chain):
+        if spec.uuid in placed:
+            return
+        if spec.uuid in chain:
+            raise CloudFileError(path, spec.field + ".parent",
+                                 "parents form a loop")
+        parent = by_ref.get(spec.parent) if spec.parent else None
+        if parent is not None:
+            place(parent, chain | {spec.uuid})
+        elif spec.parent is not None and not _is_uuid(spec.parent):
+            raise CloudFileError(path, spec.field + ".parent",
+                                 f"no provider named {spec.parent!r} in "
+                                 f"this file")
+        placed.add(spec.uuid)
+        ordered.append(spec)
+
+    for spec in specs:
+        place(spec, frozenset())
+    return ordered
+
+
+def _check_names(path, specs, declared_rcs, declared_traits):
+    for i, rc in enumerate(declared_rcs):
+        if not rc.startswith(orc.CUSTOM_NAMESPACE):
+            raise CloudFileError(path, _field(["resource_classes", i]),
+                                 f"{rc} is not a CUSTOM_ resource class")
+    for i, trait in enumerate(declared_traits):
+        if not trait.startswith(os_traits.CUSTOM_NAMESPACE):
+            raise CloudFileError(path, _field(["traits", i]),
+                                 f"{trait} is not a CUSTOM_ trait")
+    standard_traits = set(os_traits.get_traits())
+    for spec in specs:
+        for inv in spec.inventories:
+            rc = inv.resource_class
+            if rc not in orc.STANDARDS and not rc.startswith(
+                    orc.CUSTOM_NAMESPACE):
+                raise CloudFileError(
+                    path, f"{spec.field}.inventories.{rc}",
+                    f"unknown resource class {rc} (standard classes are "
+                    f"those of os-resource-classes; others start with "
+                    f"{orc.CUSTOM_NAMESPACE})")
+        for j, trait in enumerate(spec.traits):
+            if trait not in standard_traits and not trait.startswith(
+                    os_traits.CUSTOM_NAMESPACE):
+                raise CloudFileError(
+                    path, f"{spec.field}.traits[{j}]",
+                    f"unknown trait {trait} (standard traits are those of "
+                    f"os-traits; others start with "
+                    f"{os_traits.CUSTOM_NAMESPACE})")
+
+
+@dataclasses.dataclass
+class LoadSummary:
+    providers: int
+    inventories: int
+    consumers: int
+    allocations: int
+
+
+def load(db, cloud):
+    """Load ``cloud`` into the database, all of it or nothing."""
+    try:
+        return store.writer(_load)(db, cloud)
+    except _AtField as failure:
+        raise CloudFileError(cloud.path, failure.field,
+                             failure.error.message) from failure.error
+
+
+class _AtField(Exception):
+    def __init__(self, field, error):
+        super().__init__(field)
+        self.field = field
+        self.error = error
+
+
+def _at(field, fn, *args, **kwargs):
+    try:
+        return fn(*args, **kwargs)
+    except errors.PlacementError as exc:
+        raise _AtField(field, exc) from exc
+
+
+def _load(txn, cloud):
+    for rc in _custom(cloud.resource_classes, cloud.providers,
+                      lambda s: [i.resource_class for i in s.inventories]):
+        resource_classes.ensure(txn, rc)
+    for trait in _custom(cloud.traits, cloud.providers, lambda s: s.traits):
+        traits.ensure(txn, trait)
+    uuid_of = {}
+    for spec in cloud.providers:
+        parent = uuid_of.get(spec.parent, spec.parent)
+        _at(spec.field, providers.create, txn, spec.name, uuid=spec.uuid,
+            parent_uuid=parent)
+        uuid_of[spec.name] = uuid_of[spec.uuid] = spec.uuid
+        if spec.inventories:
+            _at(spec.field + ".inventories", inventories.replace_all, txn,
+                spec.uuid, None, spec.inventories)
+        if spec.traits:
+            _at(spec.field + ".traits", traits.set_for_provider, txn,
+                spec.uuid, None, spec.traits)
+        if spec.aggregates:
+            _at(spec.field + ".aggregates", aggregates.set_for_provider,
+                txn, spec.uuid, spec.aggregates)
+    count = 0
+    for spec in cloud.allocations:
+        resources = {uuid_of.get(ref, ref): amounts
+                     for ref, amounts in spec.resources.items()}
+        for ref in spec.resources:
+            if ref not in uuid_of and not _is_uuid(ref):
+                raise _AtField(spec.field + ".resources",
+                               errors.BadRequest(
+                                   f"no provider named {ref!r} in this "
+                                   f"file"))
+        write = allocations.ConsumerAllocations(
+            spec.consumer_uuid, resources, project_id=spec.project_id,
+            user_id=spec.user_id, consumer_generation=None,
+            consumer_type=spec.consumer_type)
+        _at(spec.field, allocations.replace, txn, [write])
+        count += sum(len(a) for a in resources.values())
+    return LoadSummary(
+        providers=len(cloud.providers),
+        inventories=sum(len(s.inventories) for s in cloud.providers),
+        consumers=len(cloud.allocations), allocations=count)
+
+
+def _custom(declared, specs, names_of):
+    """Declared custom names plus the custom names the providers use."""
+    found = dict.fromkeys(declared)
+    for spec in specs:
+        for name in names_of(spec):
+            if name.startswith("CUSTOM_"):
+                found[name] = None
+    return list(found)

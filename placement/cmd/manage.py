@@ -1,0 +1,116 @@
+"""gantt-manage: database schema and cloud files.
+
+    gantt-manage [--config-file F] db sync        bring the schema up to date
+    gantt-manage [--config-file F] db version     show the schema revision
+    gantt-manage [--config-file F] cloud load FILE
+    gantt-manage [--config-file F] cloud show [--format table|json]
+
+Exit status: 0 on success, 2 for a file or argument that cannot be used,
+1 for any other failure.
+"""
+
+import json
+import sys
+
+from oslo_config import cfg
+from oslo_log import log as logging
+
+from placement import conf as conf_mod
+from placement import errors
+from placement.cloudfile import loader, report
+from placement.db import migration
+from placement.db import store as store_mod
+
+LOG = logging.getLogger(__name__)
+
+
+def db_sync(conf):
+    store = store_mod.Store(conf)
+    migration.sync(store.engine)
+    print(f"database at revision {migration.current_revision(store.engine)}")
+
+
+def db_version(conf):
+    store = store_mod.Store(conf)
+    current = migration.current_revision(store.engine)
+    head = migration.head_revision()
+    print(f"current: {current or 'none (run gantt-manage db sync)'}")
+    print(f"latest:  {head}")
+
+
+def cloud_load(conf):
+    cloud = loader.read(conf.command.file)
+    store = store_mod.Store.open(conf)
+    summary = loader.load(store, cloud)
+    print(f"loaded {conf.command.file}: {summary.providers} providers, "
+          f"{summary.inventories} inventories, {summary.consumers} "
+          f"consumers with {summary.allocations} allocations")
+
+
+def cloud_show(conf):
+    store = store_mod.Store.open(conf)
+    snap = report.snapshot(store)
+    if conf.command.format == "json":
+        print(json.dumps(report.as_dict(snap), indent=2, sort_keys=True))
+    else:
+        print(report.render(snap))
+
+
+def _add_parsers(subparsers):
+    db = subparsers.add_parser("db", help="database schema")
+    db_actions = db.add_subparsers(dest="action")
+    db_actions.required = True
+    db_actions.add_parser(
+        "sync", help="create or upgrade the schema and seed the standard "
+                     "resource classes and traits").set_defaults(run=db_sync)
+    db_actions.add_parser(
+        "version", help="show the current and latest schema revisions"
+    ).set_defaults(run=db_version)
+
+    cloud = subparsers.add_parser("cloud", help="cloud description files")
+    cloud_actions = cloud.add_subparsers(dest="action")
+    cloud_actions.required = True
+    load = cloud_actions.add_parser(
+        "load", help="load a cloud file (YAML or JSON) in one transaction")
+    load.add_argument("file", help="path of the cloud file")
+    load.set_defaults(run=cloud_load)
+    show = cloud_actions.add_parser(
+        "show", help="print providers, capacity and usage")
+    show.add_argument("--format", choices=["table", "json"], default="table")
+    show.set_defaults(run=cloud_show)
+
+
+def build_conf(argv):
+    conf = cfg.ConfigOpts()
+    conf_mod.register_opts(conf)
+    logging.register_options(conf)
+    logging.set_defaults(default_log_levels=(
+        logging.get_default_log_levels() + ["alembic=WARN"]))
+    conf.register_cli_opt(cfg.SubCommandOpt(
+        "command", title="commands", handler=_add_parsers,
+        help="run 'gantt-manage <command> --help' for details"))
+    conf(argv, project="gantt", prog="gantt-manage")
+    return conf
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    try:
+        conf = build_conf(argv)
+    except cfg.Error as exc:
+        print(f"gantt-manage: {exc}", file=sys.stderr)
+        return 2
+    logging.setup(conf, "gantt")
+    try:
+        conf.command.run(conf)
+    except loader.CloudFileError as exc:
+        print(f"gantt-manage: {exc}", file=sys.stderr)
+        return 2
+    except errors.PlacementError as exc:
+        print(f"gantt-manage: {exc.message}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

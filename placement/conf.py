@@ -1,0 +1,131 @@
+"""Configuration options of the placement engine.
+
+Options are declared here once; entry points build their own ConfigOpts
+with :func:`new_conf` and pass it down. The sample config is generated
+from :func:`list_opts` by oslo-config-generator.
+"""
+
+import os
+
+from oslo_config import cfg
+
+
+def _default_state_path():
+    base = os.environ.get("XDG_STATE_HOME") or os.path.join(
+        os.path.expanduser("~"), ".local", "state")
+    return os.path.join(base, "gantt")
+
+
+DEFAULT_OPTS = [
+    cfg.StrOpt(
+        "state_path",
+        default=_default_state_path(),
+        sample_default="$XDG_STATE_HOME/gantt",
+        help="Directory where gantt keeps its embedded state (the SQLite "
+             "placement database unless [placement_database] connection "
+             "says otherwise). Created when missing."),
+]
+
+DATABASE_OPTS = [
+    cfg.StrOpt(
+        "connection",
+        secret=True,
+        help="SQLAlchemy URL of the placement database, for example "
+             "postgresql+psycopg://user@host/placement or "
+             "mysql+pymysql://user:pass@host/placement. Unset means an "
+             "SQLite file, placement.sqlite, in state_path."),
+    cfg.BoolOpt(
+        "sync_on_startup",
+        default=True,
+        help="Bring the database schema to the latest migration when a "
+             "service or command opens the store. Turn off when schema "
+             "upgrades are run explicitly with 'gantt-manage db sync'."),
+    cfg.IntOpt(
+        "max_pool_size",
+        default=10,
+        min=1,
+        help="Connections kept open per process (PostgreSQL and MySQL)."),
+    cfg.IntOpt(
+        "max_overflow",
+        default=20,
+        min=0,
+        help="Connections opened beyond max_pool_size under load."),
+    cfg.IntOpt(
+        "busy_timeout",
+        default=30,
+        min=1,
+        help="Seconds a write waits for a lock held by another writer "
+             "before it fails (SQLite busy timeout; lock wait timeout on "
+             "MySQL)."),
+    cfg.StrOpt(
+        "sqlite_synchronous",
+        default="NORMAL",
+        choices=[("NORMAL", "in WAL mode, a commit survives a crash of "
+                            "the process but not of the machine"),
+                 ("FULL", "every commit is synced to disk")],
+        help="SQLite synchronous pragma."),
+    cfg.IntOpt(
+        "db_retry_count",
+        default=10,
+        min=0,
+        help="Times a write transaction is retried after a deadlock, a "
+             "serialization failure or a lock timeout reported by the "
+             "database."),
+]
+
+PLACEMENT_OPTS = [
+    cfg.IntOpt(
+        "allocation_conflict_retry_count",
+        default=10,
+        min=1,
+        help="Times an allocation write is tried when a concurrent writer "
+             "changed one of its resource providers first. Each try "
+             "re-reads capacity, so nothing is ever over-committed."),
+    cfg.StrOpt(
+        "incomplete_consumer_project_id",
+        default="00000000-0000-0000-0000-000000000000",
+        help="Project recorded for consumers written without a project "
+             "(allocations made before microversion 1.8)."),
+    cfg.StrOpt(
+        "incomplete_consumer_user_id",
+        default="00000000-0000-0000-0000-000000000000",
+        help="User recorded for consumers written without a user "
+             "(allocations made before microversion 1.8)."),
+]
+
+
+def register_opts(conf):
+    conf.register_opts(DEFAULT_OPTS)
+    conf.register_opts(DATABASE_OPTS, group="placement_database")
+    conf.register_opts(PLACEMENT_OPTS, group="placement")
+
+
+def list_opts():
+    """Options for oslo-config-generator."""
+    return [
+        ("DEFAULT", DEFAULT_OPTS),
+        ("placement_database", DATABASE_OPTS),
+        ("placement", PLACEMENT_OPTS),
+    ]
+
+
+def new_conf(args=None, default_config_files=None):
+    """A fresh ConfigOpts with every placement option registered and
+    parsed from ``args`` (command line style, e.g. ['--config-file', f]).
+    """
+    conf = cfg.ConfigOpts()
+    register_opts(conf)
+    conf(args or [], project="gantt",
+         default_config_files=default_config_files)
+    return conf
+
+
+def database_url(conf):
+    """The configured database URL, or the embedded SQLite file."""
+    url = conf.placement_database.connection
+    if url:
+        return url
+    state = os.path.expanduser(conf.state_path)
+    os.makedirs(state, exist_ok=True)
+    return "sqlite:///" + os.path.join(os.path.abspath(state),
+                                       "placement.sqlite")

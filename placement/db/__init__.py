@@ -1,0 +1,1 @@
+"""The placement database: tables, engines, transactions, migrations."""

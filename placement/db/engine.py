@@ -1,0 +1,93 @@
+"""SQLAlchemy engines for the three supported databases.
+
+SQLite runs in WAL mode with foreign keys on; write transactions start with
+BEGIN IMMEDIATE so that two writers never deadlock upgrading read locks.
+MySQL runs at READ COMMITTED (as PostgreSQL does by default): every write
+re-checks what it read through generation compare-and-set, and the lower
+isolation level avoids InnoDB gap-lock deadlocks between claims.
+"""
+
+import importlib.util
+
+import sqlalchemy as sa
+from sqlalchemy import event, pool
+
+from placement import conf as conf_mod
+
+# Execution option that marks a connection about to begin a write.
+WRITE_OPTION = "gantt_write"
+
+# Drivers shipped with the [postgres] and [mysql] extras, used when a URL
+# names the database but not the driver.
+_DEFAULT_DRIVERS = {"postgresql": ("psycopg2", "psycopg"),
+                    "mysql": ("MySQLdb", "pymysql"),
+                    "mariadb": ("MySQLdb", "pymysql")}
+
+
+def _with_installed_driver(url):
+    backend = url.get_backend_name()
+    if backend in _DEFAULT_DRIVERS and "+" not in url.drivername:
+        default_module, ours = _DEFAULT_DRIVERS[backend]
+        if importlib.util.find_spec(default_module) is None:
+            return url.set(drivername=f"{backend}+{ours}")
+    return url
+
+
+def create_engine(conf, url=None):
+    """An engine for ``url`` (default: the configured database)."""
+    url = _with_installed_driver(
+        sa.make_url(url or conf_mod.database_url(conf)))
+    db = conf.placement_database
+    backend = url.get_backend_name()
+    if backend == "sqlite":
+        return _sqlite_engine(url, db)
+    options = {"pool_size": db.max_pool_size, "max_overflow": db.max_overflow,
+               "pool_pre_ping": True, "pool_recycle": 3600,
+               "isolation_level": "READ COMMITTED"}
+    if backend in ("mysql", "mariadb"):
+        options["connect_args"] = {"charset": "utf8mb4"}
+        engine = sa.create_engine(url, **options)
+        timeout = db.busy_timeout
+
+        @event.listens_for(engine, "connect")
+        def _mysql_session(dbapi_conn, record):
+            with dbapi_conn.cursor() as cur:
+                cur.execute("SET SESSION innodb_lock_wait_timeout = %d"
+                            % timeout)
+                cur.execute("SET SESSION sql_mode = 'TRADITIONAL'")
+        return engine
+    return sa.create_engine(url, **options)
+
+
+def _sqlite_engine(url, db):
+    memory = url.database in (None, "", ":memory:")
+    kwargs = {"connect_args": {"check_same_thread": False,
+                               "timeout": db.busy_timeout}}
+    if memory:
+        # One shared connection: an in-memory database lives and dies with it.
+        kwargs["poolclass"] = pool.StaticPool
+    engine = sa.create_engine(url, **kwargs)
+    synchronous = db.sqlite_synchronous
+
+    @event.listens_for(engine, "connect")
+    def _pragmas(dbapi_conn, record):
+        # Let SQLAlchemy's begin event, below, emit BEGIN itself.
+        dbapi_conn.isolation_level = None
+        cur = dbapi_conn.cursor()
+        if not memory:
+            cur.execute("PRAGMA journal_mode=WAL")
+        cur.execute("PRAGMA foreign_keys=ON")
+        cur.execute("PRAGMA synchronous=%s" % synchronous)
+        cur.close()
+
+    @event.listens_for(engine, "begin")
+    def _begin(conn):
+        write = conn.get_execution_options().get(WRITE_OPTION)
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+
+    return engine
+
+
+def backend_name(engine):
+    name = engine.dialect.name
+    return "mysql" if name == "mariadb" else name

@@ -1,0 +1,169 @@
+"""Hot statements run straight on the DBAPI cursor.
+
+SQLAlchemy compiles a Core statement once per dialect; :class:`Fast` keeps
+that SQL text and runs it on the driver's cursor, skipping the execution
+context that costs more than the query itself on SQLite. Only for
+statements on the claim path; everything else goes through SQLAlchemy.
+
+Rows come back as named tuples of the driver's values (MySQL returns SUM()
+as Decimal: callers convert).
+"""
+
+import collections
+import threading
+
+import sqlalchemy as sa
+
+_PLACEHOLDERS = {"qmark": "?", "format": "%s", "numeric": None}
+
+
+class _Form:
+    """The statement compiled for one dialect."""
+
+    def __init__(self, statement, dialect, columns):
+        compiled = statement.compile(dialect=dialect, column_keys=columns)
+        self.sql = compiled.string
+        self.style = dialect.paramstyle
+        self.order = list(compiled.positiontup or [])
+        self.binds = compiled.binds
+        self.expanding = {name for name, bind in compiled.binds.items()
+                          if bind.expanding}
+        self.process = {}
+        for name, bind in compiled.binds.items():
+            processor = bind.type.bind_processor(dialect)
+            if processor is not None:
+                self.process[name] = processor
+        self.by_lengths = {}
+        self.error = dialect.loaded_dbapi.Error
+        self.row_types = {}
+
+    def _value(self, name, value):
+        processor = self.process.get(name)
+        return processor(value) if processor is not None else value
+
+    def text(self, params):
+        lengths = tuple(sorted((n, len(params[n])) for n in self.expanding))
+        sql = self.by_lengths.get(lengths)
+        if sql is None:
+            sql = self.sql
+            for name, n in lengths:
+                if not n:
+                    raise ValueError(f"empty list for {name}")
+                if self.style in ("qmark", "format"):
+                    marks = [_PLACEHOLDERS[self.style]] * n
+                elif self.style == "pyformat":
+                    marks = [f"%({name}_{i})s" for i in range(n)]
+                else:
+                    marks = [f":{name}_{i}" for i in range(n)]
+                sql = sql.replace(f"__[POSTCOMPILE_{name}]", ", ".join(marks))
+            self.by_lengths[lengths] = sql
+        return sql
+
+    def args(self, params):
+        if self.style in ("qmark", "format"):
+            out = []
+            for name in self.order:
+                value = params[name]
+                if name in self.expanding:
+                    out.extend(self._value(name, v) for v in value)
+                else:
+                    out.append(self._value(name, value))
+            return out
+        out = {}
+        for name, value in params.items():
+            if name in self.expanding:
+                for i, v in enumerate(value):
+                    out[f"{name}_{i}"] = self._value(name, v)
+            else:
+                out[name] = self._value(name, value)
+        return out
+
+    def rows(self, cursor):
+        names = tuple(d[0] for d in cursor.description)
+        row_type = self.row_types.get(names)
+        if row_type is None:
+            row_type = collections.namedtuple("Row", names, rename=True)
+            self.row_types[names] = row_type
+        return [row_type(*r) for r in cursor.fetchall()]
+
+
+class Fast:
+    """A Core statement to run on the raw cursor of a transaction.
+
+    ``columns``: for an INSERT, the columns given (their names are the
+    parameter names). ``returning``: for an INSERT, the key column whose
+    new value :meth:`insert` returns (RETURNING on PostgreSQL, the
+    cursor's lastrowid elsewhere).
+    """
+
+    def __init__(self, statement, columns=None, returning=None):
+        self.statement = statement
+        self.columns = columns
+        self.returning = returning
+        self._forms = {}
+        self._lock = threading.Lock()
+
+    def _form(self, dialect):
+        form = self._forms.get(dialect.name)
+        if form is None:
+            statement = self.statement
+            if self.returning is not None and dialect.name == "postgresql":
+                statement = statement.returning(self.returning)
+            with self._lock:
+                form = self._forms.setdefault(
+                    dialect.name, _Form(statement, dialect, self.columns))
+        return form
+
+    def _run(self, txn, params, many):
+        form = self._form(txn.conn.dialect)
+        cursor = txn.conn.connection.dbapi_connection.cursor()
+        if many:
+            sql = form.text(params[0])
+            args = [form.args(p) for p in params]
+        else:
+            sql = form.text(params)
+            args = form.args(params)
+        try:
+            if many:
+                cursor.executemany(sql, args)
+            else:
+                cursor.execute(sql, args)
+        except form.error as exc:
+            cursor.close()
+            raise sa.exc.DBAPIError.instance(
+                sql, args, exc, form.error) from exc
+        return form, cursor
+
+    def rows(self, txn, params):
+        """All result rows, as named tuples."""
+        form, cursor = self._run(txn, params, many=False)
+        try:
+            return form.rows(cursor)
+        finally:
+            cursor.close()
+
+    def first(self, txn, params):
+        rows = self.rows(txn, params)
+        return rows[0] if rows else None
+
+    def rowcount(self, txn, params):
+        _form, cursor = self._run(txn, params, many=False)
+        count = cursor.rowcount
+        cursor.close()
+        return count
+
+    def insert(self, txn, params):
+        """Run an INSERT of one row; the new key value."""
+        _form, cursor = self._run(txn, params, many=False)
+        try:
+            if txn.conn.dialect.name == "postgresql":
+                return cursor.fetchone()[0]
+            return cursor.lastrowid
+        finally:
+            cursor.close()
+
+    def many(self, txn, param_list):
+        """executemany; nothing is returned."""
+        if param_list:
+            _form, cursor = self._run(txn, list(param_list), many=True)
+            cursor.close()

@@ -1,0 +1,301 @@
+"""The store: an engine plus transactions with the engine's retry rules.
+
+Objects functions take ``db``, which is either a :class:`Store` (the call
+runs in a transaction of its own) or a :class:`Txn` (the call joins the
+caller's transaction, as ``gantt-manage cloud load`` does to load a whole
+cloud atomically). See :func:`writer` and :func:`reader`.
+
+After each commit the store tells its listeners what changed (a
+:class:`ChangeSet`), and records the touched providers in the
+``provider_changes`` table for other processes.
+"""
+
+import dataclasses
+import datetime
+import functools
+import logging
+import threading
+import time
+
+import sqlalchemy as sa
+
+from placement import errors
+from placement.db import catalog as catalog_mod
+from placement.db import engine as engine_mod
+from placement.db import fastsql, tables
+
+LOG = logging.getLogger(__name__)
+
+# provider_changes rows older than this are pruned; a reader that fell
+# further behind reloads everything.
+CHANGE_LOG_RETENTION = datetime.timedelta(hours=1)
+PRUNE_EVERY_COMMITS = 2000
+
+
+def utcnow():
+    return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+
+
+@dataclasses.dataclass
+class ChangeSet:
+    """What one committed transaction changed, by internal provider id."""
+
+    # Providers created or whose name, tree, inventory, traits or
+    # aggregates changed.
+    providers: set = dataclasses.field(default_factory=set)
+    deleted: set = dataclasses.field(default_factory=set)
+    # (provider id, resource class id) -> change of the used amount.
+    usage: dict = dataclasses.field(default_factory=dict)
+    # Custom resource classes or traits were created or deleted.
+    catalog: bool = False
+
+    def touched(self):
+        return (self.providers | self.deleted
+                | {rp_id for rp_id, _ in self.usage})
+
+    def add_usage(self, rp_id, rc_id, delta):
+        key = (rp_id, rc_id)
+        total = self.usage.get(key, 0) + delta
+        if total:
+            self.usage[key] = total
+        else:
+            self.usage.pop(key, None)
+
+    def __bool__(self):
+        return bool(self.providers or self.deleted or self.usage
+                    or self.catalog)
+
+
+class ProviderRace(Exception):
+    """A provider generation the engine itself read moved before the write
+    finished. Retried when the operation allows it; otherwise it reaches
+    the caller as a ResourceProviderGenerationConflict."""
+
+    def __init__(self, uuid):
+        super().__init__(uuid)
+        self.uuid = uuid
+
+
+class RetryTransaction(Exception):
+    """Start the transaction again (a racing insert of the same key)."""
+
+
+class Txn:
+    """One database transaction of a store."""
+
+    def __init__(self, store, conn, write):
+        self.store = store
+        self.conn = conn
+        self.write = write
+        self.now = utcnow()
+        self.changes = ChangeSet()
+
+    @property
+    def catalog(self):
+        return self.store.catalog
+
+    @property
+    def backend(self):
+        return self.store.backend
+
+    def execute(self, statement, params=None):
+        return self.conn.execute(statement, params)
+
+    def scalar(self, statement, params=None):
+        return self.conn.execute(statement, params).scalar()
+
+    def _record_changes(self):
+        touched = self.changes.touched()
+        if touched:
+            _INSERT_CHANGE.many(
+                self, [{"resource_provider_id": rp_id,
+                        "changed_at": self.now} for rp_id in sorted(touched)])
+
+
+_INSERT_CHANGE = fastsql.Fast(tables.provider_changes.insert(),
+                              columns=["resource_provider_id", "changed_at"])
+
+
+def _dbapi_code(exc):
+    orig = getattr(exc, "orig", None)
+    code = getattr(orig, "sqlstate", None) or getattr(orig, "pgcode", None)
+    if code is None and orig is not None and getattr(orig, "args", None):
+        code = orig.args[0]
+    return code, str(orig).lower()
+
+
+def is_transient(exc, backend):
+    """Deadlock, serialization failure or lock timeout: try again."""
+    code, text = _dbapi_code(exc)
+    if backend == "postgresql":
+        return code in ("40001", "40P01", "55P03")
+    if backend == "mysql":
+        return code in (1213, 1205)
+    return "locked" in text or "busy" in text
+
+
+def is_integrity_error(exc):
+    return isinstance(exc, sa.exc.IntegrityError)
+
+
+class Store:
+    """A placement database: engine, catalog caches, listeners."""
+
+    def __init__(self, conf, engine=None):
+        self.conf = conf
+        self.engine = engine or engine_mod.create_engine(conf)
+        self.backend = engine_mod.backend_name(self.engine)
+        self.catalog = catalog_mod.Catalog()
+        self.conflict_retries = (
+            conf.placement.allocation_conflict_retry_count)
+        self.db_retries = conf.placement_database.db_retry_count
+        # external id -> internal id of rows that are never deleted
+        # (projects, users, consumer types, aggregates). Filled only from
+        # reads, so a rolled-back insert is never cached.
+        self.id_cache = {}
+        self._listeners = []
+        self._commits = 0
+        self._lock = threading.Lock()
+
+    @classmethod
+    def open(cls, conf, engine=None):
+        """A store on the configured database, its schema brought up to
+        date first when [placement_database] sync_on_startup is set."""
+        from placement.db import migration
+        store = cls(conf, engine=engine)
+        if conf.placement_database.sync_on_startup:
+            migration.sync(store.engine)
+        return store
+
+    def dispose(self):
+        self.engine.dispose()
+
+    def clear_caches(self):
+        self.catalog.clear()
+        self.id_cache.clear()
+
+    # listeners
+
+    def add_listener(self, callback):
+        """Call ``callback(changeset)`` after every commit of this store."""
+        self._listeners.append(callback)
+
+    def remove_listener(self, callback):
+        self._listeners.remove(callback)
+
+    def _notify(self, changes):
+        for callback in list(self._listeners):
+            try:
+                callback(changes)
+            except Exception:
+                LOG.exception("change listener %r failed", callback)
+
+    # transactions
+
+    def read(self, fn, *args, **kwargs):
+        with self.engine.connect() as conn:
+            with conn.begin():
+                return fn(Txn(self, conn, write=False), *args, **kwargs)
+
+    def write(self, fn, *args, retry_conflicts=False, **kwargs):
+        """Run ``fn(txn, ...)`` in a write transaction and commit.
+
+        Deadlocks, lock timeouts and racing inserts are retried up to
+        [placement_database] db_retry_count times. A ProviderRace is retried
+        up to [placement] allocation_conflict_retry_count times when
+        ``retry_conflicts`` is set, and reported as a generation conflict
+        otherwise. Every retry starts from fresh reads.
+        """
+        races_left = self.conflict_retries if retry_conflicts else 1
+        db_left = self.db_retries
+        while True:
+            try:
+                txn, result = self._write_once(fn, args, kwargs)
+                break
+            except ProviderRace as race:
+                races_left -= 1
+                if races_left <= 0:
+                    raise errors.ResourceProviderGenerationConflict(
+                        race.uuid) from None
+                LOG.debug("provider %s changed under a write; retrying",
+                          race.uuid)
+            except RetryTransaction:
+                db_left -= 1
+                if db_left < 0:
+                    raise
+            except sa.exc.DBAPIError as exc:
+                retryable = (is_transient(exc, self.backend)
+                             or is_integrity_error(exc))
+                if not retryable or db_left <= 0:
+                    raise
+                db_left -= 1
+                if is_integrity_error(exc):
+                    # A racing insert, or a name another process deleted.
+                    self.clear_caches()
+                time.sleep(0.001 * (self.db_retries - db_left))
+        self._after_commit(txn.changes)
+        return result
+
+    def _write_once(self, fn, args, kwargs):
+        with self.engine.connect() as conn:
+            conn.execution_options(**{engine_mod.WRITE_OPTION: True})
+            with conn.begin():
+                txn = Txn(self, conn, write=True)
+                result = fn(txn, *args, **kwargs)
+                txn._record_changes()
+        return txn, result
+
+    def _after_commit(self, changes):
+        if changes.catalog:
+            self.catalog.clear()
+        if changes:
+            self._notify(changes)
+            with self._lock:
+                self._commits += 1
+                prune = self._commits % PRUNE_EVERY_COMMITS == 0
+            if prune:
+                self.write(prune_change_log)
+
+
+def prune_change_log(txn, retention=CHANGE_LOG_RETENTION):
+    """Delete provider_changes rows older than ``retention`` and remember
+    the sequence number below which rows are gone."""
+    pc = tables.provider_changes
+    cutoff = txn.now - retention
+    below = txn.scalar(sa.select(sa.func.max(pc.c.seq))
+                       .where(pc.c.changed_at < cutoff))
+    if below is None:
+        return 0
+    deleted = txn.execute(pc.delete().where(pc.c.seq <= below)).rowcount
+    counters = tables.counters
+    txn.execute(counters.update()
+                .where(counters.c.name == tables.CHANGES_PRUNED_COUNTER)
+                .where(counters.c.value < below + 1)
+                .values(value=below + 1))
+    return deleted
+
+
+def writer(fn=None, *, retry_conflicts=False):
+    """Make ``fn(txn, ...)`` callable as ``fn(db, ...)``: with a Store it
+    runs in a write transaction of its own; with a Txn it joins it."""
+    if fn is None:
+        return functools.partial(writer, retry_conflicts=retry_conflicts)
+
+    @functools.wraps(fn)
+    def call(db, *args, **kwargs):
+        if isinstance(db, Txn):
+            if not db.write:
+                raise RuntimeError(f"{fn.__name__} needs a write transaction")
+            return fn(db, *args, **kwargs)
+        return db.write(fn, *args, retry_conflicts=retry_conflicts, **kwargs)
+    return call
+
+
+def reader(fn):
+    """Make ``fn(txn, ...)`` callable as ``fn(db, ...)`` for reads."""
+    @functools.wraps(fn)
+    def call(db, *args, **kwargs):
+        if isinstance(db, Txn):
+            return fn(db, *args, **kwargs)
+        return db.read(fn, *args, **kwargs)
+    return call

@@ -1,0 +1,192 @@
+"""SQLAlchemy Core tables of the placement database.
+
+The migrations under alembic/versions create exactly these tables; a test
+compares the migrated schema with this metadata.
+"""
+
+import sqlalchemy as sa
+
+metadata = sa.MetaData()
+
+# MySQL: case-sensitive names (as on PostgreSQL and SQLite) and InnoDB.
+_MYSQL = {"mysql_engine": "InnoDB", "mysql_charset": "utf8mb4",
+          "mysql_collate": "utf8mb4_bin"}
+
+# Standard resource classes keep their os-resource-classes index as id;
+# custom classes start here so that new standard classes fit below.
+MIN_CUSTOM_RESOURCE_CLASS_ID = 10000
+
+
+def _timestamps():
+    return (sa.Column("created_at", sa.DateTime, nullable=False),
+            sa.Column("updated_at", sa.DateTime, nullable=True))
+
+
+resource_classes = sa.Table(
+    "resource_classes", metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("name", sa.String(255), nullable=False, unique=True),
+    *_timestamps(),
+    **_MYSQL,
+)
+
+traits = sa.Table(
+    "traits", metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("name", sa.String(255), nullable=False, unique=True),
+    *_timestamps(),
+    sqlite_autoincrement=True,
+    **_MYSQL,
+)
+
+resource_providers = sa.Table(
+    "resource_providers", metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("uuid", sa.String(36), nullable=False, unique=True),
+    sa.Column("name", sa.String(200), nullable=False, unique=True),
+    sa.Column("generation", sa.Integer, nullable=False, default=0),
+    sa.Column("root_provider_id", sa.Integer,
+              sa.ForeignKey("resource_providers.id"), nullable=True,
+              index=True),
+    sa.Column("parent_provider_id", sa.Integer,
+              sa.ForeignKey("resource_providers.id"), nullable=True,
+              index=True),
+    *_timestamps(),
+    sqlite_autoincrement=True,
+    **_MYSQL,
+)
+
+inventories = sa.Table(
+    "inventories", metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("resource_provider_id", sa.Integer,
+              sa.ForeignKey("resource_providers.id"), nullable=False),
+    sa.Column("resource_class_id", sa.Integer,
+              sa.ForeignKey("resource_classes.id"), nullable=False,
+              index=True),
+    sa.Column("total", sa.Integer, nullable=False),
+    sa.Column("reserved", sa.Integer, nullable=False),
+    sa.Column("min_unit", sa.Integer, nullable=False),
+    sa.Column("max_unit", sa.Integer, nullable=False),
+    sa.Column("step_size", sa.Integer, nullable=False),
+    sa.Column("allocation_ratio", sa.Double(), nullable=False),
+    *_timestamps(),
+    sa.UniqueConstraint("resource_provider_id", "resource_class_id",
+                        name="uniq_inventories0provider0class"),
+    **_MYSQL,
+)
+
+projects = sa.Table(
+    "projects", metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("external_id", sa.String(255), nullable=False, unique=True),
+    *_timestamps(),
+    **_MYSQL,
+)
+
+users = sa.Table(
+    "users", metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("external_id", sa.String(255), nullable=False, unique=True),
+    *_timestamps(),
+    **_MYSQL,
+)
+
+consumer_types = sa.Table(
+    "consumer_types", metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("name", sa.String(255), nullable=False, unique=True),
+    *_timestamps(),
+    **_MYSQL,
+)
+
+consumers = sa.Table(
+    "consumers", metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("uuid", sa.String(36), nullable=False, unique=True),
+    sa.Column("project_id", sa.Integer, sa.ForeignKey("projects.id"),
+              nullable=False),
+    sa.Column("user_id", sa.Integer, sa.ForeignKey("users.id"),
+              nullable=False),
+    sa.Column("consumer_type_id", sa.Integer,
+              sa.ForeignKey("consumer_types.id"), nullable=True,
+              index=True),
+    sa.Column("generation", sa.Integer, nullable=False, default=0),
+    *_timestamps(),
+    sa.Index("consumers_project_id_user_id_idx", "project_id", "user_id"),
+    **_MYSQL,
+)
+
+allocations = sa.Table(
+    "allocations", metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("resource_provider_id", sa.Integer,
+              sa.ForeignKey("resource_providers.id"), nullable=False),
+    sa.Column("consumer_id", sa.Integer, sa.ForeignKey("consumers.id"),
+              nullable=False, index=True),
+    sa.Column("resource_class_id", sa.Integer,
+              sa.ForeignKey("resource_classes.id"), nullable=False,
+              index=True),
+    sa.Column("used", sa.Integer, nullable=False),
+    *_timestamps(),
+    # Covers the per-provider, per-class usage sums of capacity checks.
+    sa.Index("allocations_provider_class_used_idx",
+             "resource_provider_id", "resource_class_id", "used"),
+    **_MYSQL,
+)
+
+placement_aggregates = sa.Table(
+    "placement_aggregates", metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("uuid", sa.String(36), nullable=False, unique=True),
+    *_timestamps(),
+    **_MYSQL,
+)
+
+resource_provider_aggregates = sa.Table(
+    "resource_provider_aggregates", metadata,
+    sa.Column("resource_provider_id", sa.Integer,
+              sa.ForeignKey("resource_providers.id"), primary_key=True),
+    sa.Column("aggregate_id", sa.Integer,
+              sa.ForeignKey("placement_aggregates.id"), primary_key=True,
+              index=True),
+    *_timestamps(),
+    **_MYSQL,
+)
+
+resource_provider_traits = sa.Table(
+    "resource_provider_traits", metadata,
+    sa.Column("resource_provider_id", sa.Integer,
+              sa.ForeignKey("resource_providers.id"), primary_key=True),
+    sa.Column("trait_id", sa.Integer, sa.ForeignKey("traits.id"),
+              primary_key=True, index=True),
+    *_timestamps(),
+    **_MYSQL,
+)
+
+# One row per provider touched by a committed write. Other processes read
+# the rows past the last sequence number they saw to refresh only what
+# changed (see placement/candidates). Rows carry no foreign key so that
+# the deletion of a provider can be recorded too.
+provider_changes = sa.Table(
+    "provider_changes", metadata,
+    sa.Column("seq", sa.BigInteger().with_variant(sa.Integer, "sqlite"),
+              primary_key=True),
+    sa.Column("resource_provider_id", sa.Integer, nullable=False),
+    sa.Column("changed_at", sa.DateTime, nullable=False, index=True),
+    sqlite_autoincrement=True,
+    **_MYSQL,
+)
+
+# Named counters: the next custom resource class id (ids are never reused,
+# so that caches in other processes cannot map an id to the wrong name) and
+# the provider_changes sequence below which rows have been pruned.
+counters = sa.Table(
+    "placement_counters", metadata,
+    sa.Column("name", sa.String(64), primary_key=True),
+    sa.Column("value", sa.BigInteger, nullable=False),
+    **_MYSQL,
+)
+
+CUSTOM_RC_COUNTER = "last_custom_resource_class_id"
+CHANGES_PRUNED_COUNTER = "provider_changes_pruned_below"

@@ -1,0 +1,40 @@
+"""The reshaper: move inventory and allocations between providers in one
+transaction, as a compute node does when it splits a flat inventory into
+nested providers (for example VGPU moving from the root to child
+providers).
+
+Inventories are first widened to old plus new, so that the allocations
+can be rewritten against either; then the allocations are replaced; then
+the inventories are narrowed to exactly the new ones. Generations move as
+they do in OpenStack Placement for the same steps.
+"""
+
+from placement.db import store
+from placement.objects import allocations, inventories, providers
+
+
+@store.writer(retry_conflicts=True)
+def reshape(txn, new_inventories, writes, reserved_can_be_total=True):
+    """``new_inventories``: {provider uuid: (generation, [Inventory])};
+    ``writes``: a list of allocations.ConsumerAllocations. Any failure
+    (a stale generation, inventory still in use, an allocation that does
+    not fit) leaves everything as it was."""
+    checked = {}
+    for rp_uuid, (generation, invs) in new_inventories.items():
+        provider = providers.get(txn, rp_uuid)
+        providers.check_generation(provider, generation)
+        for inv in invs:
+            inv.check(provider.uuid, reserved_can_be_total)
+        checked[provider.uuid] = invs
+    for rp_uuid, invs in checked.items():
+        if not invs:
+            continue
+        _, current = inventories.get_all(txn, rp_uuid)
+        widened = dict(current)
+        widened.update({inv.resource_class: inv for inv in invs})
+        inventories.replace_all(txn, rp_uuid, None, list(widened.values()),
+                                reserved_can_be_total)
+    allocations.replace(txn, writes)
+    for rp_uuid, invs in checked.items():
+        inventories.replace_all(txn, rp_uuid, None, invs,
+                                reserved_can_be_total)

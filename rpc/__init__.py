@@ -1,0 +1,1 @@
+"""The oslo.messaging scheduler service and its conductor client."""

@@ -1,0 +1,1 @@
+"""gantt's scheduler: select_destinations over vectorised host state."""

@@ -1,0 +1,103 @@
+"""Shared fixtures: a placement store on each database engine.
+
+``store`` runs a test once per engine (sqlite, postgresql, mysql); the
+summary at the end says how many database-backed tests ran on each.
+"""
+
+import collections
+import os
+
+import pytest
+
+from placement.db import migration
+from placement.db import store as store_mod
+from tests import databases
+
+_ran = collections.Counter()
+
+
+@pytest.fixture(scope="session")
+def server_urls(tmp_path_factory):
+    """{engine: url of this session's scratch database}, created lazily."""
+    urls = {}
+    errors = {}
+    yield urls, errors
+    for engine, url in urls.items():
+        if engine != "sqlite":
+            databases.drop_scratch(engine, url)
+
+
+def _session_url(server_urls, tmp_path_factory, engine):
+    urls, errors = server_urls
+    if engine in errors:
+        databases.unavailable(engine, errors[engine])
+    if engine not in urls:
+        if engine == "sqlite":
+            path = tmp_path_factory.mktemp("sqlite") / "placement.sqlite"
+            urls[engine] = f"sqlite:///{path}"
+        else:
+            try:
+                urls[engine] = databases.create_scratch(engine)
+            except Exception as exc:  # any connection failure
+                errors[engine] = str(exc).splitlines()[0]
+                databases.unavailable(engine, errors[engine])
+        conf = databases.make_conf(urls[engine])
+        setup = store_mod.Store(conf)
+        migration.sync(setup.engine)
+        setup.dispose()
+    return urls[engine]
+
+
+@pytest.fixture(params=databases.ENGINES)
+def engine_name(request):
+    return request.param
+
+
+@pytest.fixture
+def db_url(engine_name, server_urls, tmp_path_factory):
+    return _session_url(server_urls, tmp_path_factory, engine_name)
+
+
+@pytest.fixture
+def store(db_url):
+    """An empty placement store on each engine in turn."""
+    conf = databases.make_conf(db_url)
+    store = store_mod.Store.open(conf)
+    databases.wipe(store.engine)
+    migration.seed(store.engine)
+    yield store
+    databases.wipe(store.engine)
+    store.dispose()
+
+
+@pytest.fixture
+def sqlite_store(tmp_path):
+    """A placement store in a fresh SQLite file."""
+    conf = databases.make_conf(f"sqlite:///{tmp_path / 'placement.sqlite'}")
+    store = store_mod.Store.open(conf)
+    yield store
+    store.dispose()
+
+
+def pytest_runtest_logreport(report):
+    if report.when == "call" and report.passed:
+        engine = _engine_of(report.nodeid)
+        if engine:
+            _ran[engine] += 1
+
+
+def _engine_of(nodeid):
+    params = nodeid.rpartition("[")[2].rstrip("]").split("-")
+    for engine in databases.ENGINES:
+        if engine in params:
+            return engine
+    return None
+
+
+def pytest_terminal_summary(terminalreporter):
+    if not _ran and not os.environ.get("CI"):
+        return
+    counts = ", ".join(f"{engine}: {_ran.get(engine, 0)}"
+                       for engine in databases.ENGINES)
+    terminalreporter.write_sep(
+        "=", f"database-backed tests passed per engine: {counts}")

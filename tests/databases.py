@@ -1,0 +1,109 @@
+"""The databases tests run against.
+
+SQLite always; PostgreSQL and MySQL/MariaDB when reachable on loopback
+(their CI defaults, overridable with GANTT_TEST_POSTGRES_URL and
+GANTT_TEST_MYSQL_URL). With CI=true an unreachable server fails the tests
+that need it instead of skipping them.
+
+Each server engine gets one scratch database per test session
+(gantt_test_<random>), dropped at the end; tests clean up after
+themselves through :func:`wipe`.
+"""
+
+import os
+import uuid
+
+import pytest
+import sqlalchemy as sa
+
+from placement import conf as conf_mod
+from placement.db import tables
+
+ENGINES = ("sqlite", "postgresql", "mysql")
+
+SERVER_URLS = {
+    "postgresql": os.environ.get(
+        "GANTT_TEST_POSTGRES_URL",
+        "postgresql+psycopg://postgres@127.0.0.1:5432/test"),
+    "mysql": os.environ.get(
+        "GANTT_TEST_MYSQL_URL", "mysql+pymysql://root@127.0.0.1:3306/test"),
+}
+
+
+def in_ci():
+    return os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+def unavailable(engine, reason):
+    """Skip locally; fail in CI, where every server must be there."""
+    message = f"{engine} is not reachable: {reason}"
+    if in_ci():
+        pytest.fail(message + " (CI=true: a missing server is a failure)",
+                    pytrace=False)
+    pytest.skip(message)
+
+
+def create_scratch(engine):
+    """A new empty database on the server; returns its URL."""
+    admin_url = sa.make_url(SERVER_URLS[engine])
+    name = "gantt_test_" + uuid.uuid4().hex[:12]
+    options = {"isolation_level": "AUTOCOMMIT"}
+    if engine == "mysql":
+        options = {}
+    admin = sa.create_engine(admin_url, connect_args=_timeout(engine),
+                             **options)
+    with admin.connect() as conn:
+        conn.exec_driver_sql(f"CREATE DATABASE {name}")
+    admin.dispose()
+    return admin_url.set(database=name).render_as_string(hide_password=False)
+
+
+def drop_scratch(engine, url):
+    admin_url = sa.make_url(SERVER_URLS[engine])
+    name = sa.make_url(url).database
+    options = {"isolation_level": "AUTOCOMMIT"} if engine != "mysql" else {}
+    admin = sa.create_engine(admin_url, connect_args=_timeout(engine),
+                             **options)
+    with admin.connect() as conn:
+        if engine == "postgresql":
+            conn.exec_driver_sql(f"DROP DATABASE IF EXISTS {name} "
+                                 f"WITH (FORCE)")
+        else:
+            conn.exec_driver_sql(f"DROP DATABASE IF EXISTS {name}")
+    admin.dispose()
+
+
+def _timeout(engine):
+    return {"connect_timeout": 5}
+
+
+def make_conf(url, **overrides):
+    conf = conf_mod.new_conf([], default_config_files=[])
+    conf.set_override("connection", url, "placement_database")
+    for (group, name), value in overrides.items():
+        conf.set_override(name, value, group)
+    return conf
+
+
+# Rows every test leaves behind are removed in this order (children first).
+_WIPE_ORDER = ("allocations", "consumers", "projects", "users",
+               "consumer_types", "inventories", "resource_provider_traits",
+               "resource_provider_aggregates", "placement_aggregates",
+               "provider_changes")
+
+
+def wipe(engine):
+    """Delete everything but the standard catalog."""
+    rp = tables.resource_providers
+    with engine.begin() as conn:
+        for name in _WIPE_ORDER:
+            conn.execute(tables.metadata.tables[name].delete())
+        conn.execute(rp.update().values(root_provider_id=None,
+                                        parent_provider_id=None))
+        conn.execute(rp.delete())
+        conn.execute(tables.traits.delete().where(
+            tables.traits.c.name.startswith("CUSTOM_")))
+        conn.execute(tables.resource_classes.delete().where(
+            tables.resource_classes.c.id
+            >= tables.MIN_CUSTOM_RESOURCE_CLASS_ID))
+        conn.execute(tables.counters.delete())

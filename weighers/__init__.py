@@ -1,0 +1,1 @@
+"""Host weighers: one module per weigher, each a float array per host."""
