@@ -86,6 +86,28 @@ PLACEMENT_OPTS = [
         default="00000000-0000-0000-0000-000000000000",
         help="Project recorded for consumers written without a project "
              "(allocations made before microversion 1.8)."),
+    cfg.IntOpt(
+        "max_allocation_candidates",
+        default=-1,
+        min=-1,
+        help="Most allocation candidates a search generates before the "
+             "limit parameter applies; -1 means no cap. With a cap, "
+             "candidates are generated breadth first across provider trees "
+             "(see allocation_candidates_generation_strategy), so that a "
+             "cap does not leave whole hosts out."),
+    cfg.StrOpt(
+        "allocation_candidates_generation_strategy",
+        default="breadth-first",
+        choices=[("breadth-first", "one candidate from each tree in turn"),
+                 ("depth-first", "every candidate of one tree, then the "
+                                 "next tree")],
+        help="Order in which candidates are generated across provider "
+             "trees; matters when max_allocation_candidates caps them."),
+    cfg.BoolOpt(
+        "randomize_allocation_candidates",
+        default=False,
+        help="Shuffle allocation candidates, so that a limit returns a "
+             "random sample of them rather than the first ones."),
     cfg.StrOpt(
         "incomplete_consumer_user_id",
         default="00000000-0000-0000-0000-000000000000",

@@ -77,10 +77,11 @@ def _timeout(engine):
     return {"connect_timeout": 5}
 
 
-def make_conf(url, **overrides):
+def make_conf(url, overrides=None):
+    """A ConfigOpts on ``url``; ``overrides``: {(group, option): value}."""
     conf = conf_mod.new_conf([], default_config_files=[])
     conf.set_override("connection", url, "placement_database")
-    for (group, name), value in overrides.items():
+    for (group, name), value in (overrides or {}).items():
         conf.set_override(name, value, group)
     return conf
 

@@ -41,9 +41,11 @@ def create_engine(conf, url=None):
     backend = url.get_backend_name()
     if backend == "sqlite":
         return _sqlite_engine(url, db)
+    # No pre-ping (a round trip per transaction): a connection the server
+    # dropped fails its first statement, is invalidated, and the store
+    # retries the transaction on a fresh one.
     options = {"pool_size": db.max_pool_size, "max_overflow": db.max_overflow,
-               "pool_pre_ping": True, "pool_recycle": 3600,
-               "isolation_level": "READ COMMITTED"}
+               "pool_recycle": 3600, "isolation_level": "READ COMMITTED"}
     if backend in ("mysql", "mariadb"):
         options["connect_args"] = {"charset": "utf8mb4"}
         engine = sa.create_engine(url, **options)

@@ -34,7 +34,6 @@ class _Form:
             if processor is not None:
                 self.process[name] = processor
         self.by_lengths = {}
-        self.error = dialect.loaded_dbapi.Error
         self.row_types = {}
 
     def _value(self, name, value):
@@ -59,18 +58,26 @@ class _Form:
             self.by_lengths[lengths] = sql
         return sql
 
+    def _param(self, params, name):
+        """A parameter's value: given, or the literal bound in the
+        statement."""
+        if name in params:
+            return params[name]
+        return self.binds[name].effective_value
+
     def args(self, params):
         if self.style in ("qmark", "format"):
             out = []
             for name in self.order:
-                value = params[name]
+                value = self._param(params, name)
                 if name in self.expanding:
                     out.extend(self._value(name, v) for v in value)
                 else:
                     out.append(self._value(name, value))
             return out
         out = {}
-        for name, value in params.items():
+        for name in self.binds:
+            value = self._param(params, name)
             if name in self.expanding:
                 for i, v in enumerate(value):
                     out[f"{name}_{i}"] = self._value(name, v)
@@ -114,29 +121,29 @@ class Fast:
                     dialect.name, _Form(statement, dialect, self.columns))
         return form
 
-    def _run(self, txn, params, many):
-        form = self._form(txn.conn.dialect)
-        cursor = txn.conn.connection.dbapi_connection.cursor()
-        if many:
-            sql = form.text(params[0])
-            args = [form.args(p) for p in params]
-        else:
-            sql = form.text(params)
-            args = form.args(params)
+    def _run(self, txn, params):
+        dialect = txn.conn.dialect
+        form = self._form(dialect)
+        dbapi_conn = txn.conn.connection.dbapi_connection
+        cursor = dbapi_conn.cursor()
+        sql = form.text(params)
+        args = form.args(params)
+        error = dialect.loaded_dbapi.Error
         try:
-            if many:
-                cursor.executemany(sql, args)
-            else:
-                cursor.execute(sql, args)
-        except form.error as exc:
+            cursor.execute(sql, args)
+        except error as exc:
+            # As SQLAlchemy would: a dropped connection leaves the pool.
+            lost = dialect.is_disconnect(exc, dbapi_conn, cursor)
             cursor.close()
+            if lost:
+                txn.conn.invalidate(exc)
             raise sa.exc.DBAPIError.instance(
-                sql, args, exc, form.error) from exc
+                sql, args, exc, error, connection_invalidated=lost) from exc
         return form, cursor
 
     def rows(self, txn, params):
         """All result rows, as named tuples."""
-        form, cursor = self._run(txn, params, many=False)
+        form, cursor = self._run(txn, params)
         try:
             return form.rows(cursor)
         finally:
@@ -147,14 +154,14 @@ class Fast:
         return rows[0] if rows else None
 
     def rowcount(self, txn, params):
-        _form, cursor = self._run(txn, params, many=False)
+        _form, cursor = self._run(txn, params)
         count = cursor.rowcount
         cursor.close()
         return count
 
     def insert(self, txn, params):
         """Run an INSERT of one row; the new key value."""
-        _form, cursor = self._run(txn, params, many=False)
+        _form, cursor = self._run(txn, params)
         try:
             if txn.conn.dialect.name == "postgresql":
                 return cursor.fetchone()[0]
@@ -162,8 +169,47 @@ class Fast:
         finally:
             cursor.close()
 
-    def many(self, txn, param_list):
-        """executemany; nothing is returned."""
-        if param_list:
-            _form, cursor = self._run(txn, list(param_list), many=True)
-            cursor.close()
+
+class FastInsert:
+    """A multi-row INSERT of ``columns`` into ``table``: one statement and
+    one round trip for any number of rows (up to CHUNK a statement), where
+    a driver's executemany may pay one per row. With ``returning`` (a
+    column), :meth:`rows` returns its values for the new rows (RETURNING:
+    SQLite 3.35, MariaDB 10.5, PostgreSQL)."""
+
+    CHUNK = 200
+
+    def __init__(self, table, columns, returning=None):
+        self.table = table
+        self.columns = list(columns)
+        self.returning = returning
+        self._by_count = {}
+        self._lock = threading.Lock()
+
+    def _statement(self, count):
+        fast = self._by_count.get(count)
+        if fast is None:
+            rows = [{c: sa.bindparam(f"r{i}_{c}", type_=self.table.c[c].type)
+                     for c in self.columns} for i in range(count)]
+            statement = self.table.insert().values(rows)
+            if self.returning is not None:
+                statement = statement.returning(self.returning)
+            with self._lock:
+                fast = self._by_count.setdefault(count, Fast(statement))
+        return fast
+
+    def rows(self, txn, rows):
+        """Insert ``rows`` (dicts keyed by column); the returned column's
+        values, when there is one."""
+        rows = list(rows)
+        out = []
+        for start in range(0, len(rows), self.CHUNK):
+            chunk = rows[start:start + self.CHUNK]
+            params = {f"r{i}_{c}": row[c] for i, row in enumerate(chunk)
+                      for c in self.columns}
+            statement = self._statement(len(chunk))
+            if self.returning is None:
+                statement.rowcount(txn, params)
+            else:
+                out.extend(r[0] for r in statement.rows(txn, params))
+        return out

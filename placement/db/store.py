@@ -14,6 +14,7 @@ import dataclasses
 import datetime
 import functools
 import logging
+import random
 import threading
 import time
 
@@ -48,6 +49,8 @@ class ChangeSet:
     usage: dict = dataclasses.field(default_factory=dict)
     # Custom resource classes or traits were created or deleted.
     catalog: bool = False
+    # Sequence numbers of the provider_changes rows this commit wrote.
+    seqs: tuple = ()
 
     def touched(self):
         return (self.providers | self.deleted
@@ -107,13 +110,14 @@ class Txn:
     def _record_changes(self):
         touched = self.changes.touched()
         if touched:
-            _INSERT_CHANGE.many(
+            self.changes.seqs = tuple(_INSERT_CHANGES.rows(
                 self, [{"resource_provider_id": rp_id,
-                        "changed_at": self.now} for rp_id in sorted(touched)])
+                        "changed_at": self.now} for rp_id in sorted(touched)]))
 
 
-_INSERT_CHANGE = fastsql.Fast(tables.provider_changes.insert(),
-                              columns=["resource_provider_id", "changed_at"])
+_INSERT_CHANGES = fastsql.FastInsert(
+    tables.provider_changes, ["resource_provider_id", "changed_at"],
+    returning=tables.provider_changes.c.seq)
 
 
 def _dbapi_code(exc):
@@ -125,7 +129,10 @@ def _dbapi_code(exc):
 
 
 def is_transient(exc, backend):
-    """Deadlock, serialization failure or lock timeout: try again."""
+    """Deadlock, serialization failure, lock timeout or a dropped
+    connection (the pool has discarded it): try again."""
+    if getattr(exc, "connection_invalidated", False):
+        return True
     code, text = _dbapi_code(exc)
     if backend == "postgresql":
         return code in ("40001", "40P01", "55P03")
@@ -192,8 +199,13 @@ class Store:
 
     # transactions
 
-    def read(self, fn, *args, **kwargs):
+    def read(self, fn, *args, snapshot=False, **kwargs):
+        """Run ``fn(txn, ...)`` in a read transaction. With ``snapshot``
+        every statement sees the same committed state (REPEATABLE READ on
+        PostgreSQL and MySQL; any SQLite read transaction does)."""
         with self.engine.connect() as conn:
+            if snapshot and self.backend != "sqlite":
+                conn.execution_options(isolation_level="REPEATABLE READ")
             with conn.begin():
                 return fn(Txn(self, conn, write=False), *args, **kwargs)
 
@@ -219,6 +231,9 @@ class Store:
                         race.uuid) from None
                 LOG.debug("provider %s changed under a write; retrying",
                           race.uuid)
+                # A little jitter, so that racing writers fall out of step.
+                time.sleep(random.uniform(0, 0.0005) * (
+                    self.conflict_retries - races_left))
             except RetryTransaction:
                 db_left -= 1
                 if db_left < 0:

@@ -8,9 +8,9 @@ import sqlalchemy as sa
 
 metadata = sa.MetaData()
 
-# MySQL: case-sensitive names (as on PostgreSQL and SQLite) and InnoDB.
-_MYSQL = {"mysql_engine": "InnoDB", "mysql_charset": "utf8mb4",
-          "mysql_collate": "utf8mb4_bin"}
+# MySQL: InnoDB, utf8mb4. The migration also sets a binary, no-pad
+# collation, so that names compare as on PostgreSQL and SQLite.
+_MYSQL = {"mysql_engine": "InnoDB", "mysql_charset": "utf8mb4"}
 
 # Standard resource classes keep their os-resource-classes index as id;
 # custom classes start here so that new standard classes fit below.

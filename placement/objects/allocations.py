@@ -73,7 +73,7 @@ _ALLOCATIONS_OF_CONSUMERS = fastsql.Fast(sa.select(
 ).where(_alloc.c.consumer_id.in_(_in("ids"))))
 _DELETE_ALLOCATIONS = fastsql.Fast(
     _alloc.delete().where(_alloc.c.id.in_(_in("ids"))))
-_INSERT_ALLOCATION = fastsql.Fast(_alloc.insert(), columns=[
+_INSERT_ALLOCATIONS = fastsql.FastInsert(_alloc, [
     "resource_provider_id", "consumer_id", "resource_class_id", "used",
     "created_at"])
 _INSERT_CONSUMER = fastsql.Fast(_consumer.insert(), columns=[
@@ -158,9 +158,12 @@ def replace(txn, writes):
     ConsumerAllocations) at once. Returns {consumer uuid: new consumer
     generation, or None when the consumer was removed}."""
     writes = [dataclasses.replace(
-        w, consumer_uuid=providers_mod.canonical_uuid(w.consumer_uuid))
+        w, consumer_uuid=providers_mod.canonical_uuid(w.consumer_uuid),
+        allocations={str(rp): dict(res) for rp, res in w.allocations.items()})
         for w in writes]
     _validate(writes)
+    if not writes:
+        return {}
 
     # 1. Providers: generation, inventory and usage in one snapshot.
     wanted = list(dict.fromkeys(rp for w in writes for rp in w.allocations))
@@ -220,7 +223,7 @@ def replace(txn, writes):
 
     # 6. The new rows.
     if new_rows:
-        _INSERT_ALLOCATION.many(txn, [
+        _INSERT_ALLOCATIONS.rows(txn, [
             {"resource_provider_id": state.by_uuid[rp_uuid].id,
              "consumer_id": consumer_ids[write.consumer_uuid],
              "resource_class_id": rc_id, "used": amount,
@@ -402,18 +405,24 @@ def delete_for_consumer(txn, consumer_uuid):
     """Remove every allocation of the consumer, and the consumer.
     AllocationsNotFound when it has none. No generation moves."""
     consumer_uuid = str(consumer_uuid)
-    consumer_id = txn.scalar(sa.select(_consumer.c.id)
-                             .where(_consumer.c.uuid == consumer_uuid))
+    consumer = txn.execute(
+        sa.select(_consumer.c.id, _consumer.c.generation)
+        .where(_consumer.c.uuid == consumer_uuid)).first()
     old_rows = []
-    if consumer_id is not None:
+    if consumer is not None:
         old_rows = txn.execute(
             sa.select(_alloc.c.resource_provider_id,
                       _alloc.c.resource_class_id, _alloc.c.used)
-            .where(_alloc.c.consumer_id == consumer_id)).all()
+            .where(_alloc.c.consumer_id == consumer.id)).all()
     if not old_rows:
         raise errors.AllocationsNotFound(consumer_uuid)
-    txn.execute(_alloc.delete().where(_alloc.c.consumer_id == consumer_id))
-    txn.execute(_consumer.delete().where(_consumer.c.id == consumer_id))
+    txn.execute(_alloc.delete().where(_alloc.c.consumer_id == consumer.id))
+    gone = txn.execute(_consumer.delete().where(
+        _consumer.c.id == consumer.id).where(
+        _consumer.c.generation == consumer.generation)).rowcount
+    if gone != 1:
+        # Rewritten since it was read: read again.
+        raise store.RetryTransaction()
     for r in old_rows:
         txn.changes.add_usage(r.resource_provider_id, r.resource_class_id,
                               -r.used)

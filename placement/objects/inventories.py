@@ -68,12 +68,13 @@ class Inventory:
                     f"provider {provider_uuid}: {field} must be an integer "
                     f"from {low} to {MAX_INT}, not {value!r}.")
         ratio = self.allocation_ratio
+        # Bounded below too: capacity must stay a finite number.
         if (not isinstance(ratio, (int, float)) or isinstance(ratio, bool)
-                or not ratio <= MAX_RATIO):
+                or not -MAX_RATIO <= ratio <= MAX_RATIO):
             raise errors.InvalidInventoryValue(
                 f"Bad inventory {self.resource_class} for resource provider "
-                f"{provider_uuid}: allocation_ratio must be a number up to "
-                f"{MAX_RATIO}, not {ratio!r}.")
+                f"{provider_uuid}: allocation_ratio must be a number of "
+                f"magnitude up to {MAX_RATIO}, not {ratio!r}.")
         capacity = self.capacity
         if capacity < 0 or (capacity == 0 and not reserved_can_be_total):
             raise errors.InvalidInventoryCapacity(

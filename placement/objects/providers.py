@@ -127,11 +127,14 @@ def create(txn, name, uuid=None, parent_uuid=None):
     uuid = canonical_uuid(uuid) if uuid is not None else str(uuidlib.uuid4())
     _check_name(name)
     taken = {}
-    for row in txn.execute(sa.select(_rp.c.uuid, _rp.c.name).where(
+    # The database compares the names, as its unique key does (MySQL
+    # ignores trailing spaces).
+    same_name = (_rp.c.name == name).label("same_name")
+    for row in txn.execute(sa.select(_rp.c.uuid, same_name).where(
             sa.or_(_rp.c.uuid == uuid, _rp.c.name == name))):
         if row.uuid == uuid:
             taken["uuid"] = uuid
-        if row.name == name:
+        if row.same_name:
             taken["name"] = name
     if taken:
         raise errors.DuplicateName(**taken)
@@ -166,6 +169,9 @@ def _check_name(name):
         raise errors.InvalidName(
             f"Resource provider name is longer than {MAX_NAME_LENGTH} "
             f"characters.")
+    if "\x00" in name:
+        raise errors.InvalidName("A resource provider name cannot contain "
+                                 "a NUL character.")
 
 
 @store.writer
@@ -181,7 +187,8 @@ def update(txn, uuid, name=None, parent_uuid=KEEP, allow_reparenting=False):
     values = {}
     if name is not None and name != current.name:
         _check_name(name)
-        clash = txn.scalar(sa.select(_rp.c.id).where(_rp.c.name == name))
+        clash = txn.scalar(sa.select(_rp.c.id).where(_rp.c.name == name)
+                           .where(_rp.c.id != current.id))
         if clash is not None:
             raise errors.DuplicateName(name=name)
         values["name"] = name

@@ -95,18 +95,36 @@ def ensure(txn, name):
 
 @store.writer
 def rename(txn, name, new_name):
-    """Rename a custom class (the pre-1.7 PUT)."""
+    """Rename a custom class (the pre-1.7 PUT).
+
+    The class gets a new id and its inventories and allocations move to
+    it: ids are never reused or renamed, so that another process's cache of
+    the old name fails cleanly instead of writing under the new one.
+    """
     current = get(txn, name)
     if current.standard:
         raise errors.ResourceClassCannotUpdateStandard(name)
     if new_name in orc.STANDARDS:
         raise errors.ResourceClassExists(new_name)
     _check_custom(new_name)
-    if new_name != name and txn.scalar(
-            sa.select(_rc.c.id).where(_rc.c.name == new_name)) is not None:
+    if new_name == name:
+        return current
+    if txn.scalar(sa.select(_rc.c.id)
+                  .where(_rc.c.name == new_name)) is not None:
         raise errors.ResourceClassExists(new_name)
-    txn.execute(_rc.update().where(_rc.c.id == current.id)
-                .values(name=new_name, updated_at=txn.now))
+    new_id = _next_id(txn)
+    txn.execute(_rc.insert().values(id=new_id, name=new_name,
+                                    created_at=current.created_at,
+                                    updated_at=txn.now))
+    for table in (tables.inventories, tables.allocations):
+        users = txn.execute(
+            sa.select(table.c.resource_provider_id).distinct()
+            .where(table.c.resource_class_id == current.id))
+        txn.changes.providers.update(r.resource_provider_id for r in users)
+        txn.execute(table.update()
+                    .where(table.c.resource_class_id == current.id)
+                    .values(resource_class_id=new_id))
+    txn.execute(_rc.delete().where(_rc.c.id == current.id))
     txn.changes.catalog = True
     return get(txn, new_name)
 

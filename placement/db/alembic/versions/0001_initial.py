@@ -13,8 +13,18 @@ down_revision = None
 branch_labels = None
 depends_on = None
 
-MYSQL = {"mysql_engine": "InnoDB", "mysql_charset": "utf8mb4",
-         "mysql_collate": "utf8mb4_bin"}
+MYSQL = {"mysql_engine": "InnoDB", "mysql_charset": "utf8mb4"}
+
+
+def _mysql_collation():
+    """Case-sensitive and without padding, as names compare on PostgreSQL
+    and SQLite ("a" and "a " are two names)."""
+    dialect = op.get_bind().dialect
+    if getattr(dialect, "is_mariadb", False):
+        return "utf8mb4_nopad_bin"
+    if (dialect.server_version_info or (0,)) >= (8,):
+        return "utf8mb4_0900_bin"
+    return "utf8mb4_bin"
 
 
 def _stamps():
@@ -31,6 +41,8 @@ def _fk(name, target, **kw):
 
 
 def upgrade():
+    if op.get_bind().dialect.name == "mysql":
+        MYSQL["mysql_collate"] = _mysql_collation()
     op.create_table(
         "resource_classes",
         sa.Column("id", sa.Integer, primary_key=True, autoincrement=False),

@@ -1,0 +1,75 @@
+"""Schema migrations on every engine: the migrated schema is exactly the
+tables the code declares, sync is idempotent, the standard catalog is
+seeded."""
+
+import multiprocessing
+
+import os_resource_classes as orc
+import os_traits
+import sqlalchemy as sa
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+
+from placement.db import migration, tables
+from placement.objects import resource_classes, traits
+from tests import databases
+
+
+def test_migrated_schema_matches_tables(store):
+    with store.engine.connect() as conn:
+        context = MigrationContext.configure(conn,
+                                             opts={"compare_type": True})
+        assert compare_metadata(context, tables.metadata) == []
+
+
+def test_revision_is_head_and_sync_is_idempotent(store):
+    assert migration.current_revision(store.engine) == (
+        migration.head_revision())
+    before = _counts(store)
+    migration.sync(store.engine)
+    assert _counts(store) == before
+
+
+def _counts(store):
+    with store.engine.connect() as conn:
+        return {name: conn.scalar(sa.select(sa.func.count()).select_from(t))
+                for name, t in tables.metadata.tables.items()}
+
+
+def test_standard_resource_classes_have_stable_ids(store):
+    standard = [rc for rc in resource_classes.list_all(store) if rc.standard]
+    assert [(rc.id, rc.name) for rc in standard] == list(
+        enumerate(orc.STANDARDS))
+
+
+def test_every_standard_trait_is_seeded(store):
+    assert set(traits.list_names(store)) == set(os_traits.get_traits())
+
+
+def test_missing_standard_rows_are_restored(store):
+    with store.engine.begin() as conn:
+        conn.execute(tables.traits.delete().where(
+            tables.traits.c.name == "HW_CPU_X86_AVX2"))
+    migration.sync(store.engine)
+    assert traits.exists(store, "HW_CPU_X86_AVX2")
+
+
+def _sync(url, out):
+    from placement.db import store as store_mod
+    store = store_mod.Store(databases.make_conf(url))
+    migration.sync(store.engine)
+    out.put(migration.current_revision(store.engine))
+
+
+def test_concurrent_syncs_of_a_new_database(tmp_path):
+    url = f"sqlite:///{tmp_path / 'new.sqlite'}"
+    ctx = multiprocessing.get_context("spawn")
+    out = ctx.Queue()
+    procs = [ctx.Process(target=_sync, args=(url, out)) for _ in range(3)]
+    for p in procs:
+        p.start()
+    revisions = [out.get(timeout=60) for _ in procs]
+    for p in procs:
+        p.join()
+        assert p.exitcode == 0
+    assert revisions == [migration.head_revision()] * 3

@@ -1,0 +1,66 @@
+"""fastsql turns Core statements into driver SQL with the right
+placeholders and argument order for every paramstyle."""
+
+import pytest
+import sqlalchemy as sa
+from sqlalchemy.dialects import mysql, postgresql, sqlite
+
+from placement.db import fastsql
+
+T = sa.table("t", sa.column("a"), sa.column("b"), sa.column("c"))
+STATEMENT = sa.select(T.c.a).where(
+    T.c.b.in_(sa.bindparam("bs", expanding=True))).where(
+    T.c.c == sa.bindparam("c")).where(
+    T.c.a.in_(sa.bindparam("as_", expanding=True)))
+
+
+@pytest.mark.parametrize("dialect,style", [
+    (sqlite.dialect(), "qmark"),
+    (mysql.pymysql.dialect(), "format"),
+    (postgresql.psycopg.dialect(), "pyformat"),
+])
+def test_expanding_placeholders(dialect, style):
+    form = fastsql._Form(STATEMENT, dialect, None)
+    assert form.style == style
+    params = {"bs": [1, 2, 3], "c": "x", "as_": [9]}
+    sql = form.text(params)
+    args = form.args(params)
+    assert "POSTCOMPILE" not in sql
+    if style == "pyformat":
+        assert "%(bs_0)s, %(bs_1)s, %(bs_2)s" in sql
+        assert args == {"bs_0": 1, "bs_1": 2, "bs_2": 3, "c": "x",
+                        "as__0": 9}
+    else:
+        mark = "?" if style == "qmark" else "%s"
+        assert sql.count(mark) == 5
+        assert args == [1, 2, 3, "x", 9]
+
+
+def test_empty_list_is_refused():
+    form = fastsql._Form(STATEMENT, sqlite.dialect(), None)
+    with pytest.raises(ValueError):
+        form.text({"bs": [], "c": 1, "as_": [1]})
+
+
+def test_texts_are_cached_per_list_lengths():
+    form = fastsql._Form(STATEMENT, sqlite.dialect(), None)
+    first = form.text({"bs": [1], "c": 1, "as_": [1]})
+    assert form.text({"bs": [5], "c": 2, "as_": [7]}) is first
+    assert form.text({"bs": [1, 2], "c": 1, "as_": [1]}) != first
+
+
+def test_rows_run_on_a_real_connection():
+    engine = sa.create_engine("sqlite://")
+    with engine.begin() as conn:
+        conn.exec_driver_sql("CREATE TABLE t (a INTEGER, b INTEGER, c TEXT)")
+        conn.exec_driver_sql(
+            "INSERT INTO t VALUES (1, 10, 'x'), (2, 20, 'x'), (3, 30, 'y')")
+
+        class Txn:
+            pass
+
+        txn = Txn()
+        txn.conn = conn
+        rows = fastsql.Fast(STATEMENT).rows(
+            txn, {"bs": [10, 20, 30], "c": "x", "as_": [1, 2, 3]})
+        assert sorted(r.a for r in rows) == [1, 2]
