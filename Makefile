@@ -34,6 +34,8 @@ test: lint
 
 sample-config: $(STAMP)
 	$(BIN)/oslo-config-generator --config-file etc/gantt-config-generator.conf
+	$(BIN)/oslopolicy-sample-generator --namespace gantt \
+		--output-file etc/policy.yaml.sample
 
 clean:
 	rm -rf $(VENV) $(STATE) *.egg-info

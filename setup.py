@@ -36,6 +36,11 @@ setup(
         "WebOb>=1.8,<2",
         "jsonschema>=4.0,<5",
         "PyYAML>=6.0,<7",
+        "oslo.context>=5.0,<7",
+        "oslo.middleware>=6.0,<9",
+        "keystonemiddleware>=10.0,<14",
+        "gunicorn>=22.0,<28",
+        "orjson>=3.9,<4",
     ],
     extras_require={
         "test": [
@@ -44,6 +49,9 @@ setup(
             "fakeredis>=2.20,<3",
             "gabbi>=3.0,<5",
             "ruff>=0.6,<1",
+            "python-openstackclient>=7.0,<11",
+            "osc-placement>=4.0,<5",
+            "openstacksdk>=3.0,<5",
         ],
         "postgres": ["psycopg[binary]>=3.1,<4"],
         "mysql": ["PyMySQL>=1.1,<2"],
@@ -52,6 +60,10 @@ setup(
     entry_points={
         "console_scripts": [
             "gantt-manage = placement.cmd.manage:main",
+            "gantt-placement-api = placement.cmd.api:main",
+        ],
+        "oslo.policy.policies": [
+            "gantt = placement.api.policies:list_rules",
         ],
         "oslo.config.opts": [
             "gantt = placement.conf:list_opts",

@@ -116,10 +116,54 @@ PLACEMENT_OPTS = [
 ]
 
 
+API_OPTS = [
+    cfg.StrOpt(
+        "auth_strategy",
+        default="noauth2",
+        choices=[("noauth2", "trust the x-auth-token header: 'user' or "
+                             "'user:project'; roles from x-roles (the "
+                             "token 'admin' alone means role admin). For "
+                             "tests and single-user embedded use only"),
+                 ("keystone", "validate tokens with keystonemiddleware "
+                              "(configure [keystone_authtoken])")],
+        help="How the REST API authenticates requests."),
+    cfg.HostAddressOpt(
+        "bind_host",
+        default="127.0.0.1",
+        help="Address gantt-placement-api listens on."),
+    cfg.PortOpt(
+        "bind_port",
+        default=8778,
+        help="Port gantt-placement-api listens on."),
+    cfg.IntOpt(
+        "workers",
+        default=2,
+        min=1,
+        help="Server processes. Each one keeps its own connection pool "
+             "and candidates index; more processes use more cores."),
+    cfg.IntOpt(
+        "threads",
+        default=8,
+        min=1,
+        help="Requests each server process handles at once."),
+    cfg.IntOpt(
+        "candidates_cache_entries",
+        default=16,
+        min=0,
+        help="GET /allocation_candidates answers each server process "
+             "keeps and serves again while no provider, inventory, "
+             "trait, aggregate or allocation has changed anywhere (any "
+             "write moves the database's change log, which each request "
+             "reads). 0 turns the cache off; it is always off with "
+             "[placement] randomize_allocation_candidates."),
+]
+
+
 def register_opts(conf):
     conf.register_opts(DEFAULT_OPTS)
     conf.register_opts(DATABASE_OPTS, group="placement_database")
     conf.register_opts(PLACEMENT_OPTS, group="placement")
+    conf.register_opts(API_OPTS, group="api")
 
 
 def list_opts():
@@ -128,6 +172,7 @@ def list_opts():
         ("DEFAULT", DEFAULT_OPTS),
         ("placement_database", DATABASE_OPTS),
         ("placement", PLACEMENT_OPTS),
+        ("api", API_OPTS),
     ]
 
 

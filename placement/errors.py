@@ -108,6 +108,9 @@ class ResourceProviderGenerationConflict(ConcurrentUpdate):
 
 
 class ConsumerGenerationConflict(ConcurrentUpdate):
+    """``raced``: the consumer changed during the write itself, rather
+    than the caller giving a stale generation."""
+
     def __init__(self, uuid, expected=None, given=None, raced=False):
         if raced:
             message = ("Another thread concurrently updated the data. "
@@ -120,6 +123,7 @@ class ConsumerGenerationConflict(ConcurrentUpdate):
         self.uuid = uuid
         self.expected = expected
         self.given = given
+        self.raced = raced
 
 
 class DuplicateName(Conflict):
@@ -138,7 +142,9 @@ class InventoryInUse(Conflict):
     code = INVENTORY_INUSE
 
     def __init__(self, resource_classes, provider_uuid):
-        classes = ", ".join(sorted(resource_classes))
+        # The message keeps the caller's order (resource class id order,
+        # as OpenStack Placement reports it).
+        classes = ", ".join(resource_classes)
         super().__init__(
             f"Inventory for '{classes}' on resource provider "
             f"'{provider_uuid}' in use.")

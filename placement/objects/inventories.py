@@ -133,7 +133,8 @@ def _classes_in_use(txn, provider_id, rc_ids):
     rows = txn.execute(
         sa.select(_alloc.c.resource_class_id).distinct()
         .where(_alloc.c.resource_provider_id == provider_id)
-        .where(_alloc.c.resource_class_id.in_(sorted(rc_ids))))
+        .where(_alloc.c.resource_class_id.in_(sorted(rc_ids)))
+        .order_by(_alloc.c.resource_class_id))
     return [txn.catalog.rc_name(txn, r.resource_class_id) for r in rows]
 
 

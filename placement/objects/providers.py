@@ -44,7 +44,7 @@ def canonical_uuid(value):
         raise errors.BadRequest(f"Malformed UUID: {value!r}") from None
 
 
-def _select():
+def _build_select():
     root = _rp.alias("root")
     parent = _rp.alias("parent")
     return sa.select(
@@ -55,6 +55,15 @@ def _select():
     ).select_from(
         _rp.join(root, _rp.c.root_provider_id == root.c.id)
         .outerjoin(parent, _rp.c.parent_provider_id == parent.c.id))
+
+
+# Built once: making the aliases anew for every read cost more than the
+# read itself.
+_SELECT = _build_select()
+
+
+def _select():
+    return _SELECT
 
 
 def _from_row(row):

@@ -1,0 +1,94 @@
+"""WSGI middleware of the pipeline: request ids and the access log
+(outermost, also turning any unexpected exception into a 500), and
+microversion negotiation."""
+
+import logging
+import re
+import time
+import uuid
+
+from placement.api import errors, microversion
+
+LOG = logging.getLogger("placement.api.access")
+REQUEST_ID_HEADER = "x-openstack-request-id"
+GLOBAL_REQUEST_ID_KEY = "openstack.global_request_id"
+_GLOBAL_ID = re.compile(
+    r"^req-[a-f0-9]{8}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{12}$")
+
+
+class RequestLog:
+    """Give the request an id (x-openstack-request-id on the response),
+    default the Accept header to JSON so that errors come back as JSON,
+    log one line per request, and answer 500 for anything that escapes
+    the application."""
+
+    def __init__(self, application):
+        self.application = application
+
+    def __call__(self, environ, start_response):
+        started = time.monotonic()
+        request_id = f"req-{uuid.uuid4()}"
+        environ[errors.REQUEST_ID_KEY] = request_id
+        caller_id = environ.get("HTTP_X_OPENSTACK_REQUEST_ID")
+        if caller_id and _GLOBAL_ID.match(caller_id):
+            environ[GLOBAL_REQUEST_ID_KEY] = caller_id
+        if environ.get("HTTP_ACCEPT", "*/*") == "*/*":
+            environ["HTTP_ACCEPT"] = "application/json"
+        seen = {}
+
+        def start(status, headers, exc_info=None):
+            headers.append((REQUEST_ID_HEADER, request_id))
+            seen["status"] = status
+            return start_response(status, headers, exc_info)
+
+        try:
+            body = self.application(environ, start)
+        except Exception:
+            LOG.exception("unexpected error in %s %s",
+                          environ.get("REQUEST_METHOD"), _uri(environ))
+            body = errors.respond(
+                environ, start, 500,
+                "The server failed to complete the request; the error is "
+                "in its log under this request id.")
+        if LOG.isEnabledFor(logging.INFO):
+            LOG.info('%s "%s %s" status: %s microversion: %s time: %.1fms',
+                     environ.get("REMOTE_ADDR", "-"),
+                     environ.get("REQUEST_METHOD"), _uri(environ),
+                     seen.get("status", "-").split(" ", 1)[0],
+                     environ.get(microversion.ENVIRON_KEY, "-"),
+                     (time.monotonic() - started) * 1000)
+        return body
+
+
+def _uri(environ):
+    uri = environ.get("SCRIPT_NAME", "") + environ.get("PATH_INFO", "")
+    if environ.get("QUERY_STRING"):
+        uri += "?" + environ["QUERY_STRING"]
+    return uri
+
+
+class Microversion:
+    """Negotiate the microversion (400 malformed, 406 unknown) and name
+    it in the openstack-api-version and vary headers of the response."""
+
+    def __init__(self, application):
+        self.application = application
+
+    def __call__(self, environ, start_response):
+        try:
+            version = microversion.negotiate(environ)
+        except microversion.BadVersion as exc:
+            return errors.respond(environ, start_response, 400,
+                                  f"Invalid microversion: {exc}")
+        except microversion.UnacceptableVersion as exc:
+            return errors.respond(environ, start_response, 406,
+                                  f"Invalid microversion: {exc}")
+        environ[microversion.ENVIRON_KEY] = version
+        value = microversion.header_value(version)
+
+        def start(status, headers, exc_info=None):
+            headers.append((microversion.HEADER, value))
+            headers.append(("vary", microversion.HEADER))
+            return start_response(status, headers, exc_info)
+
+        return self.application(environ, start)

@@ -1,0 +1,498 @@
+"""The provider index: an in-memory, columnar copy of what candidate
+searches read.
+
+One row per provider: tree (parent and root rows), inventory and usage per
+resource class (2-D numpy arrays, a column per class in use), traits (a
+bitset per row) and aggregates (member rows per aggregate). Searches build
+boolean masks over all rows at once; nothing is scanned in SQL.
+
+The database stays the truth. The index follows it two ways:
+
+- after each commit of its own store it is told what changed
+  (placement.db.store.ChangeSet): usage deltas are applied at once, other
+  changes mark providers for reloading;
+- before each search, :meth:`sync` reads the ``provider_changes`` rows it
+  has not seen (one indexed query when nothing changed) and reloads only
+  the providers they name, in one snapshot.
+
+Every change row carries a sequence number. Numbers can commit out of
+order on PostgreSQL and MySQL, so numbers below the highest one seen that
+are still missing ("gaps": transactions in flight) are asked for again
+until they show up or time out (a rolled-back transaction never shows up).
+A stale index can only propose a candidate that the claim then refuses.
+"""
+
+import threading
+import time
+
+import numpy as np
+import os_traits
+import sqlalchemy as sa
+
+from placement.db import fastsql, tables
+
+# A missing sequence number older than this is taken as rolled back.
+GAP_TIMEOUT = 120.0
+# How far back a full load looks for sequence numbers still in flight.
+GAP_WINDOW = 10000
+
+SHARING_TRAIT = os_traits.MISC_SHARES_VIA_AGGREGATE
+
+_rp = tables.resource_providers
+_inv = tables.inventories
+_alloc = tables.allocations
+_rp_trait = tables.resource_provider_traits
+_rp_agg = tables.resource_provider_aggregates
+_agg = tables.placement_aggregates
+_changes = tables.provider_changes
+_counters = tables.counters
+
+_CHANGES_SINCE = fastsql.Fast(
+    sa.select(_changes.c.seq, _changes.c.resource_provider_id)
+    .where(_changes.c.seq > sa.bindparam("low"))
+    .union_all(
+        sa.select(sa.literal_column("-1").label("seq"),
+                  _counters.c.value.label("resource_provider_id"))
+        .where(_counters.c.name == tables.CHANGES_PRUNED_COUNTER)))
+
+
+def _in(column, ids):
+    return column.in_(sa.bindparam("ids", expanding=True)), {"ids": ids}
+
+
+class ProviderIndex:
+    """Columnar provider state for one store. Thread-safe: every public
+    method holds ``lock``; searches hold it while they read the arrays."""
+
+    def __init__(self, store, clock=time.monotonic):
+        self.store = store
+        self.lock = threading.RLock()
+        self._clock = clock
+        self._clear()
+        store.add_listener(self._on_commit)
+
+    def close(self):
+        self.store.remove_listener(self._on_commit)
+
+    # -- state -------------------------------------------------------------
+
+    def _clear(self):
+        self.loaded = False
+        self.size = 0  # rows ever used: arrays are valid up to here
+        self.row_of_id = {}
+        self.row_of_uuid = {}
+        self.free_rows = []
+        self.ids = np.full(0, -1, np.int64)
+        self.uuids = []
+        self.names = []
+        self.alive = np.zeros(0, bool)
+        self.parent = np.zeros(0, np.int32)
+        self.root = np.zeros(0, np.int32)
+        self.rc_col = {}  # resource class id -> column
+        self.col_rc = []  # column -> resource class id
+        self.has_inv = np.zeros((0, 0), bool)
+        self.total = np.zeros((0, 0), np.int64)
+        self.reserved = np.zeros((0, 0), np.int64)
+        self.min_unit = np.zeros((0, 0), np.int64)
+        self.max_unit = np.zeros((0, 0), np.int64)
+        self.step = np.ones((0, 0), np.int64)
+        self.ratio = np.zeros((0, 0), np.float64)
+        self.used = np.zeros((0, 0), np.int64)
+        self.cap = np.zeros((0, 0), np.float64)  # (total - reserved) * ratio
+        self.trait_bit = {}  # trait id -> bit number
+        self.bits = np.zeros((0, 1), np.uint64)
+        self.agg_rows = {}  # aggregate uuid -> set of rows
+        self.row_aggs = []  # row -> frozenset of aggregate uuids
+        self.sharing_trait_id = None
+        # Moves on every change, and keeps counting across full reloads so
+        # that a version is never seen twice for different states.
+        self.version = getattr(self, "version", 0) + 1
+        self.structure_version = 0  # moves on tree, trait, aggregate changes
+        self._derived = {}
+        self.watermark = 0
+        self.gaps = {}  # missing sequence number -> when first missed
+        self.applied_above = set()
+        self.dirty = set()  # provider ids to reload
+
+    @property
+    def rows(self):
+        return self.size
+
+    def _grow(self, need):
+        capacity = len(self.alive)
+        if need <= capacity:
+            return
+        new = max(need, int(capacity * 1.5) + 64)
+        extra = new - capacity
+
+        def pad(array, fill):
+            shape = (extra,) + array.shape[1:]
+            return np.concatenate([array, np.full(shape, fill, array.dtype)])
+
+        self.ids = pad(self.ids, -1)
+        self.alive = pad(self.alive, False)
+        self.parent = pad(self.parent, -1)
+        self.root = pad(self.root, -1)
+        for name in ("has_inv", "total", "reserved", "min_unit", "max_unit",
+                     "used", "cap", "ratio"):
+            setattr(self, name, pad(getattr(self, name), 0))
+        self.step = pad(self.step, 1)
+        self.bits = pad(self.bits, 0)
+        self.uuids.extend([None] * extra)
+        self.names.extend([None] * extra)
+        self.row_aggs.extend([frozenset()] * extra)
+
+    def _column(self, rc_id):
+        col = self.rc_col.get(rc_id)
+        if col is not None:
+            return col
+        col = len(self.col_rc)
+        self.rc_col[rc_id] = col
+        self.col_rc.append(rc_id)
+        for name in ("has_inv", "total", "reserved", "min_unit", "max_unit",
+                     "used", "cap", "ratio", "step"):
+            array = getattr(self, name)
+            fill = 1 if name == "step" else 0
+            extra = np.full((array.shape[0], 1), fill, array.dtype)
+            setattr(self, name, np.concatenate([array, extra], axis=1))
+        return col
+
+    def _bit(self, trait_id):
+        bit = self.trait_bit.get(trait_id)
+        if bit is None:
+            bit = len(self.trait_bit)
+            self.trait_bit[trait_id] = bit
+            words = bit // 64 + 1
+            if words > self.bits.shape[1]:
+                extra = np.zeros((self.bits.shape[0], 1), np.uint64)
+                self.bits = np.concatenate([self.bits, extra], axis=1)
+        return bit
+
+    # -- loading -----------------------------------------------------------
+
+    def sync(self):
+        """Bring the index up to date with the database."""
+        with self.lock:
+            if not self.loaded:
+                self.store.read(self._full_load, snapshot=True)
+            else:
+                self.store.read(self._catch_up, snapshot=True)
+
+    def reload(self):
+        """Forget everything and load it all again."""
+        with self.lock:
+            self._clear()
+            self.store.read(self._full_load, snapshot=True)
+
+    def _full_load(self, txn):
+        self._clear()
+        top = txn.scalar(sa.select(sa.func.max(_changes.c.seq))) or 0
+        seen = {r.seq for r in txn.execute(
+            sa.select(_changes.c.seq).where(
+                _changes.c.seq > top - GAP_WINDOW))}
+        now = self._clock()
+        self.gaps = {s: now for s in range(max(1, top - GAP_WINDOW + 1), top)
+                     if s not in seen}
+        self.watermark = top
+        self._load(txn, None)
+        self.loaded = True
+
+    def _catch_up(self, txn):
+        low = min(self.gaps) - 1 if self.gaps else self.watermark
+        rows = _CHANGES_SINCE.rows(txn, {"low": low})
+        pruned_below = 0
+        changed = {}
+        for seq, rp_id in rows:
+            if seq == -1:
+                pruned_below = rp_id
+            else:
+                changed[seq] = rp_id
+        lost = pruned_below > self.watermark + 1 or (
+            self.gaps and min(self.gaps) < pruned_below)
+        if lost:
+            self._full_load(txn)
+            return
+        reload = set(self.dirty)
+        for seq, rp_id in changed.items():
+            if seq in self.gaps or (seq > self.watermark
+                                    and seq not in self.applied_above):
+                reload.add(rp_id)
+        if reload:
+            self._load(txn, sorted(reload))
+        self.dirty.clear()
+        for seq in changed:
+            self.gaps.pop(seq, None)
+        top = max(changed, default=self.watermark)
+        if top > self.watermark:
+            now = self._clock()
+            for seq in range(self.watermark + 1, top):
+                if seq not in changed and seq not in self.applied_above:
+                    self.gaps[seq] = now
+            self.watermark = top
+            self.applied_above = {s for s in self.applied_above if s > top}
+        expired = self._clock() - GAP_TIMEOUT
+        self.gaps = {s: t for s, t in self.gaps.items() if t > expired}
+
+    def _on_commit(self, changes):
+        """A commit of this process's store: apply what is cheap now."""
+        with self.lock:
+            if not self.loaded or not changes.seqs:
+                return
+            fresh = [s for s in changes.seqs
+                     if s in self.gaps or (s > self.watermark
+                                           and s not in self.applied_above)]
+            if not fresh:
+                return  # a sync already read this commit from the database
+            for seq in fresh:
+                if seq in self.gaps:
+                    del self.gaps[seq]
+                else:
+                    self.applied_above.add(seq)
+            for (rp_id, rc_id), delta in changes.usage.items():
+                row = self.row_of_id.get(rp_id)
+                col = self.rc_col.get(rc_id)
+                if row is None or col is None or not self.has_inv[row, col]:
+                    self.dirty.add(rp_id)
+                else:
+                    self.used[row, col] += delta
+            self.dirty.update(changes.providers)
+            self.dirty.update(changes.deleted)
+            self.version += 1
+
+    def _load(self, txn, ids):
+        """(Re)load the providers with these ids (all when None)."""
+        def where(query, column):
+            if ids is None:
+                return txn.execute(query)
+            clause, params = _in(column, ids)
+            return txn.execute(query.where(clause), params)
+
+        found = where(sa.select(_rp.c.id, _rp.c.uuid, _rp.c.name,
+                                _rp.c.parent_provider_id,
+                                _rp.c.root_provider_id), _rp.c.id).all()
+        inv = where(sa.select(_inv), _inv.c.resource_provider_id).all()
+        usage = where(
+            sa.select(_alloc.c.resource_provider_id,
+                      _alloc.c.resource_class_id,
+                      sa.func.sum(_alloc.c.used).label("used"))
+            .group_by(_alloc.c.resource_provider_id,
+                      _alloc.c.resource_class_id),
+            _alloc.c.resource_provider_id).all()
+        trait_rows = where(sa.select(_rp_trait.c.resource_provider_id,
+                                     _rp_trait.c.trait_id),
+                           _rp_trait.c.resource_provider_id).all()
+        agg_rows = where(
+            sa.select(_rp_agg.c.resource_provider_id, _agg.c.uuid)
+            .select_from(_rp_agg.join(_agg,
+                                      _agg.c.id == _rp_agg.c.aggregate_id)),
+            _rp_agg.c.resource_provider_id).all()
+        self.sharing_trait_id = txn.catalog.trait_ids(
+            txn, [SHARING_TRAIT])[SHARING_TRAIT]
+        self._apply(ids, found, inv, usage, trait_rows, agg_rows)
+        # A parent or root this batch did not bring (only possible when the
+        # index missed a change) is loaded too.
+        missing = {r.parent_provider_id for r in found} | {
+            r.root_provider_id for r in found}
+        missing = sorted(m for m in missing
+                         if m is not None and m not in self.row_of_id)
+        if missing:
+            self._load(txn, missing)
+        self._link(found)
+
+    def _apply(self, ids, found, inv, usage, trait_rows, agg_rows):
+        present = {r.id for r in found}
+        for rp_id in (ids or ()):
+            if rp_id not in present:
+                self._drop(rp_id)
+        rows = {}
+        for r in found:
+            row = self._row_for(r.id)
+            rows[r.id] = row
+            self.uuids[row] = r.uuid
+            self.names[row] = r.name
+            self.row_of_uuid[r.uuid] = row
+            self.has_inv[row] = False
+            self.used[row] = 0
+            self.bits[row] = 0
+            self._set_aggs(row, frozenset())
+        for r in inv:
+            row = rows[r.resource_provider_id]
+            col = self._column(r.resource_class_id)
+            self.has_inv[row, col] = True
+            self.total[row, col] = r.total
+            self.reserved[row, col] = r.reserved
+            self.min_unit[row, col] = r.min_unit
+            self.max_unit[row, col] = r.max_unit
+            self.step[row, col] = r.step_size
+            self.ratio[row, col] = r.allocation_ratio
+            self.cap[row, col] = (r.total - r.reserved) * r.allocation_ratio
+        for r in usage:
+            row = rows.get(r.resource_provider_id)
+            col = self.rc_col.get(r.resource_class_id)
+            if row is not None and col is not None:
+                self.used[row, col] = int(r.used)
+        for r in trait_rows:
+            row = rows[r.resource_provider_id]
+            bit = self._bit(r.trait_id)
+            self.bits[row, bit // 64] |= np.uint64(1 << (bit % 64))
+        aggs = {}
+        for r in agg_rows:
+            aggs.setdefault(rows[r.resource_provider_id], set()).add(r.uuid)
+        for row, members in aggs.items():
+            self._set_aggs(row, frozenset(members))
+        self.version += 1
+        self.structure_version += 1
+        self._derived = {}
+
+    def _link(self, found):
+        """Parent and root rows (once every provider of the batch has one)."""
+        for r in found:
+            row = self.row_of_id[r.id]
+            self.parent[row] = (self.row_of_id[r.parent_provider_id]
+                                if r.parent_provider_id is not None else -1)
+            self.root[row] = self.row_of_id[r.root_provider_id]
+
+    def _row_for(self, rp_id):
+        row = self.row_of_id.get(rp_id)
+        if row is not None:
+            return row
+        if self.free_rows:
+            row = self.free_rows.pop()
+        else:
+            row = self.size
+            self._grow(row + 1)
+            self.size += 1
+        self.row_of_id[rp_id] = row
+        self.ids[row] = rp_id
+        self.alive[row] = True
+        return row
+
+    def _drop(self, rp_id):
+        row = self.row_of_id.pop(rp_id, None)
+        if row is None:
+            return
+        self.row_of_uuid.pop(self.uuids[row], None)
+        self._set_aggs(row, frozenset())
+        self.ids[row] = -1
+        self.alive[row] = False
+        self.has_inv[row] = False
+        self.used[row] = 0
+        self.bits[row] = 0
+        self.parent[row] = -1
+        self.root[row] = -1
+        self.uuids[row] = None
+        self.names[row] = None
+        self.free_rows.append(row)
+
+    def _set_aggs(self, row, members):
+        for agg in self.row_aggs[row] - members:
+            rows = self.agg_rows.get(agg)
+            if rows is not None:
+                rows.discard(row)
+                if not rows:
+                    del self.agg_rows[agg]
+        for agg in members - self.row_aggs[row]:
+            self.agg_rows.setdefault(agg, set()).add(row)
+        self.row_aggs[row] = members
+
+    # -- masks and derived structures ---------------------------------------
+
+    def derived(self, key, build):
+        """A structure computed from the index, cached until the trees,
+        traits or aggregates change."""
+        value = self._derived.get(key)
+        if value is None:
+            value = self._derived[key] = build()
+        return value
+
+    def trait_mask(self, trait_ids):
+        """uint64 words with the bits of ``trait_ids`` (unknown to the index:
+        no provider has them; they add no bit)."""
+        mask = np.zeros(self.bits.shape[1], np.uint64)
+        for trait_id in trait_ids:
+            bit = self.trait_bit.get(trait_id)
+            if bit is not None:
+                mask[bit // 64] |= np.uint64(1 << (bit % 64))
+        return mask
+
+    def has_any_trait(self, trait_ids):
+        """Rows that have at least one of ``trait_ids``."""
+        mask = self.trait_mask(trait_ids)
+        return (self.bits[:self.size] & mask).any(axis=1)
+
+    def sharing(self):
+        """Rows of sharing providers (MISC_SHARES_VIA_AGGREGATE)."""
+        return self.derived(
+            "sharing", lambda: self.has_any_trait([self.sharing_trait_id])
+            & self.alive[:self.size])
+
+    def in_aggregates(self, agg_uuids):
+        """Rows in at least one of ``agg_uuids``."""
+        mask = np.zeros(self.size, bool)
+        for agg in agg_uuids:
+            rows = self.agg_rows.get(agg)
+            if rows:
+                mask[list(rows)] = True
+        return mask
+
+    def has_trees(self):
+        """Whether any provider has a parent."""
+        return self.derived(
+            "has_trees",
+            lambda: bool((self.parent[:self.size][self.alive[:self.size]]
+                          >= 0).any()))
+
+    def anchors(self):
+        """{sharing provider row: array of the root rows it can serve}: the
+        roots of every provider sharing an aggregate with it."""
+        def build():
+            out = {}
+            for row in np.flatnonzero(self.sharing()):
+                members = set()
+                for agg in self.row_aggs[row]:
+                    members |= self.agg_rows.get(agg, set())
+                if members:
+                    out[int(row)] = np.unique(self.root[list(members)])
+            return out
+        return self.derived("anchors", build)
+
+    def tree_rows(self, roots):
+        """Rows of every provider in the trees of these root rows."""
+        def build():
+            roots_of = np.where(self.alive[:self.size],
+                                self.root[:self.size], -1)
+            order = np.argsort(roots_of, kind="stable")
+            return roots_of[order], order
+        sorted_roots, order = self.derived("tree_order", build)
+        roots = np.asarray(roots, np.int64)
+        left = np.searchsorted(sorted_roots, roots, "left")
+        right = np.searchsorted(sorted_roots, roots, "right")
+        if not len(roots):
+            return np.empty(0, np.int64)
+        return np.concatenate([order[a:b] for a, b in zip(left, right,
+                                                          strict=True)])
+
+    def depths(self):
+        """(depth per row, ancestors): ancestors[d, row] is the row's
+        ancestor at depth d (-1 above its own depth)."""
+        def build():
+            n = self.size
+            depth = np.zeros(n, np.int32)
+            parent = self.parent[:n]
+            current = parent.copy()
+            while True:
+                has = current >= 0
+                if not has.any():
+                    break
+                depth[has] += 1
+                current = np.where(has, parent[np.maximum(current, 0)], -1)
+            top = int(depth.max()) + 1 if n else 1
+            ancestors = np.full((top, n), -1, np.int32)
+            rows = np.arange(n, dtype=np.int32)
+            walk = rows.copy()
+            for _ in range(top):
+                ok = walk >= 0
+                ancestors[depth[walk[ok]], rows[ok]] = walk[ok]
+                walk = np.where(ok, parent[np.maximum(walk, 0)], -1)
+            return depth, ancestors
+        return self.derived("depths", build)

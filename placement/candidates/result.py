@@ -1,0 +1,130 @@
+"""The answer to a candidates search.
+
+A search returns its candidates as arrays (a provider row per unit of the
+request, per candidate); the scheduler reads those directly. The dict form
+of the REST API (allocation requests and provider summaries) is built only
+when asked for. Everything a result needs from the index is copied when it
+is made, so later changes to the index do not show through.
+"""
+
+import dataclasses
+
+import numpy as np
+
+
+@dataclasses.dataclass
+class AllocationRequest:
+    # {provider uuid: {resource class: amount}}
+    allocations: dict
+    # {suffix: [provider uuid, ...]} (microversion 1.34)
+    mappings: dict
+
+
+@dataclasses.dataclass
+class ProviderSummary:
+    uuid: str
+    parent_provider_uuid: str | None
+    root_provider_uuid: str
+    # {resource class: (capacity, used)} for every class of the provider
+    resources: dict
+    traits: list
+
+
+class CandidateResult:
+    def __init__(self, index, request, units, assign, anchors):
+        self.request = request
+        self.units = [(u.suffix, u.granular, list(u.slots)) for u in units]
+        self.assign = assign
+        self.anchors = anchors
+        used_rows = np.unique(assign) if assign.size else np.empty(0, int)
+        if request.nested_aware:
+            rows = index.tree_rows(np.unique(index.root[used_rows]))
+        else:
+            rows = used_rows
+        rows = np.union1d(rows, used_rows)
+        self.rows = rows
+        self._parent = index.parent[rows].copy()
+        self._root = index.root[rows].copy()
+        named = np.union1d(rows, np.union1d(self._parent, self._root))
+        self._uuid = {int(r): index.uuids[r] for r in named if r >= 0}
+        self._has_inv = index.has_inv[rows].copy()
+        self._capacity = np.floor(index.cap[rows]).astype(np.int64)
+        self._used = index.used[rows].copy()
+        self._bits = index.bits[rows].copy()
+        self._col_rc = list(index.col_rc)
+        self._bit_trait = {bit: t for t, bit in index.trait_bit.items()}
+        self._catalog = index.store.catalog
+        self._store = index.store
+
+    @classmethod
+    def empty(cls, index, request):
+        return cls(index, request, [], np.empty((0, 0), np.int64),
+                   np.empty(0, np.int64))
+
+    def __len__(self):
+        return len(self.assign)
+
+    def provider_uuids(self, rows):
+        return [self._uuid[int(r)] for r in rows]
+
+    def allocation_requests(self):
+        """AllocationRequest per candidate."""
+        uuid = self._uuid
+        units = self.units
+        out = []
+        for combo in self.assign.tolist():
+            allocations = {}
+            mappings = {}
+            for (suffix, _granular, slots), row in zip(units, combo,
+                                                        strict=True):
+                provider = uuid[row]
+                if slots:
+                    resources = allocations.setdefault(provider, {})
+                    for rc, _col, amount in slots:
+                        resources[rc] = resources.get(rc, 0) + amount
+                mapped = mappings.setdefault(suffix, [])
+                if provider not in mapped:
+                    mapped.append(provider)
+            out.append(AllocationRequest(allocations, mappings))
+        return out
+
+    def provider_summaries(self):
+        """{uuid: ProviderSummary} for every provider of every tree that
+        takes part (only the providers used, before microversion 1.29)."""
+        names = self._names()
+        out = {}
+        for i, row in enumerate(self.rows.tolist()):
+            cols = np.flatnonzero(self._has_inv[i])
+            resources = {names["rc"][c]: (int(self._capacity[i, c]),
+                                          int(self._used[i, c]))
+                         for c in cols.tolist()}
+            parent = int(self._parent[i])
+            root = int(self._root[i])
+            out[self._uuid[row]] = ProviderSummary(
+                uuid=self._uuid[row],
+                parent_provider_uuid=(self._uuid.get(parent)
+                                      if parent >= 0 else None),
+                root_provider_uuid=self._uuid.get(root, self._uuid[row]),
+                resources=resources,
+                traits=sorted(names["trait"][b]
+                              for b in _bits_set(self._bits[i])))
+        return out
+
+    def _names(self):
+        def read(txn):
+            return ({c: txn.catalog.rc_name(txn, rc)
+                     for c, rc in enumerate(self._col_rc)},
+                    {b: txn.catalog.trait_name(txn, t)
+                     for b, t in self._bit_trait.items()})
+        rc, trait = self._store.read(read)
+        return {"rc": rc, "trait": trait}
+
+
+def _bits_set(words):
+    out = []
+    for w, word in enumerate(words.tolist()):
+        while word:
+            low = word & -word
+            out.append(w * 64 + low.bit_length() - 1)
+            word ^= low
+    return out

@@ -1,0 +1,510 @@
+"""The allocation candidates search, vectorised over the provider index.
+
+A candidate is an anchor tree (a root provider) and, for every *unit* of
+the request, a provider: each suffixed group is one unit (one provider
+holds all its resources); the unsuffixed group has a unit per resource
+class (each class may come from a different provider of the tree, or from
+a sharing provider that serves the tree through an aggregate).
+
+1. For every unit, boolean masks over all providers give the providers
+   that could serve it on their own (capacity, min/max unit, step size,
+   traits, aggregates, in_tree), paired with the anchors they can serve.
+2. Anchors that every unit can use are kept.
+3. The combinations per anchor are enumerated - all at once with numpy
+   when their number is bounded, otherwise depth first with pruning - and
+   checked: the unsuffixed group's required traits over its providers
+   together, group_policy=isolate, same_subtree, the summed amounts of the
+   combination against capacity and max_unit, and (before microversion
+   1.29) at most one provider per tree.
+4. Candidates made only of sharing providers may be reachable from several
+   anchors; they are kept once. Candidates that differ only in their
+   mappings are distinct.
+
+docs/candidates.md states the semantics precisely, with the few places
+where OpenStack Placement 16 is inconsistent and what gantt does instead.
+"""
+
+import dataclasses
+import itertools
+import random
+
+import numpy as np
+
+from placement import errors
+from placement.candidates import result as result_mod
+
+# Up to this many raw combinations are enumerated at once with numpy.
+VECTOR_LIMIT = 200_000
+
+
+@dataclasses.dataclass
+class Unit:
+    """What one provider of a candidate must serve."""
+
+    suffix: str
+    granular: bool
+    # [(resource class name, column, amount)]
+    slots: list
+    # Pairs, sorted by anchor: anchor rows and provider rows.
+    anchors: np.ndarray = None
+    providers: np.ndarray = None
+
+
+@dataclasses.dataclass
+class Options:
+    max_candidates: int = -1
+    breadth_first: bool = True
+    randomize: bool = False
+    rng: random.Random = None
+
+
+class Search:
+    """One request against one index (the caller holds ``index.lock``)."""
+
+    def __init__(self, index, request, names, options):
+        self.index = index
+        self.request = request
+        self.names = names  # placement.candidates.names.Resolved
+        self.options = options
+        self.n = index.size
+        self.alive = index.alive[:self.n]
+        self.root = index.root[:self.n]
+        self.unsuffixed_required = []
+
+    # -- masks -------------------------------------------------------------
+
+    def fits(self, col, amount):
+        """Providers whose inventory of the column can take ``amount`` on
+        its own: capacity, min_unit, max_unit and step size."""
+        ix = self.index
+        n = self.n
+        return (ix.has_inv[:n, col]
+                & (ix.used[:n, col] + amount <= ix.cap[:n, col])
+                & (ix.min_unit[:n, col] <= amount)
+                & (ix.max_unit[:n, col] >= amount)
+                & (amount % ix.step[:n, col] == 0))
+
+    def has_all(self, any_sets):
+        mask = self.alive.copy()
+        for ids in any_sets:
+            mask &= self.index.has_any_trait(ids)
+        return mask
+
+    def in_all_aggs(self, member_of):
+        mask = self.alive.copy()
+        for aggs in member_of:
+            mask &= self.index.in_aggregates(aggs)
+        return mask
+
+    # -- units and pairs -----------------------------------------------------
+
+    def run(self):
+        request = self.request
+        self.anchor_ok = self.alive & (self.index.parent[:self.n] < 0)
+        if request.root_required:
+            self.anchor_ok &= self.has_all(
+                [{t} for t in self.names.traits(request.root_required)])
+        if request.root_forbidden:
+            self.anchor_ok &= ~self.index.has_any_trait(
+                self.names.traits(request.root_forbidden))
+        self.sharing = self.index.sharing()
+        self.anchor_map = self.index.anchors()
+        units = []
+        for group in request.groups:
+            made = self.units_for(group)
+            if made is None:
+                return self.empty()
+            units.extend(made)
+        self.units = units
+        common = None
+        for unit in units:
+            anchors = np.unique(unit.anchors)
+            common = anchors if common is None else np.intersect1d(
+                common, anchors, assume_unique=True)
+        if common is None or not len(common):
+            return self.empty()
+        for unit in units:
+            keep = np.isin(unit.anchors, common)
+            unit.anchors = unit.anchors[keep]
+            unit.providers = unit.providers[keep]
+        self.common = common
+        assign, anchors = self.enumerate()
+        return self.finish(assign, anchors)
+
+    def empty(self):
+        return result_mod.CandidateResult.empty(self.index, self.request)
+
+    def _tree_filter(self, group):
+        if group.in_tree is None:
+            return None
+        row = self.index.row_of_uuid.get(group.in_tree)
+        return -1 if row is None else int(self.root[row])
+
+    def units_for(self, group):
+        """The group's units, or None when it cannot be satisfied."""
+        names = self.names
+        tree = self._tree_filter(group)
+        if tree == -1:
+            return None
+        slots = []
+        for rc, amount in group.resources.items():
+            col = self.index.rc_col.get(names.rc(rc))
+            if col is None:
+                return None  # no provider has this class at all
+            slots.append((rc, col, amount))
+        required = [names.traits(s) for s in group.required_traits]
+        forbidden = names.traits(group.forbidden_traits)
+        if group.suffix:
+            mask = self.granular_mask(group, slots, tree, required,
+                                      forbidden)
+            unit = Unit(group.suffix, True, slots)
+            unit.anchors, unit.providers = self.pairs_one_provider(mask)
+            return [unit] if len(unit.anchors) else None
+        return self.unsuffixed_units(group, slots, tree, required,
+                                     forbidden)
+
+    def granular_mask(self, group, slots, tree, required, forbidden):
+        if not slots and not required and not group.member_of:
+            # As OpenStack Placement: a resourceless group filtered only by
+            # in_tree or forbidden traits matches nothing.
+            return np.zeros(self.n, bool)
+        mask = self.has_all(required)
+        for _rc, col, amount in slots:
+            mask &= self.fits(col, amount)
+        if tree is not None and slots:
+            mask &= self.root == tree
+        if forbidden:
+            mask &= ~self.index.has_any_trait(forbidden)
+        if group.member_of:
+            mask &= self.in_all_aggs(group.member_of)
+        if group.forbidden_aggs:
+            mask &= ~self.index.in_aggregates(group.forbidden_aggs)
+        return mask
+
+    def pairs_one_provider(self, mask):
+        """(anchor, provider) pairs of a provider serving a whole unit: its
+        own root, and for a sharing provider every root it serves."""
+        rows = np.flatnonzero(mask)
+        anchors = [self.root[rows]]
+        providers = [rows]
+        for row in rows[self.sharing[rows]]:
+            served = self.anchor_map.get(int(row))
+            if served is not None:
+                served = served[served != self.root[row]]
+                anchors.append(served)
+                providers.append(np.full(len(served), row))
+        return self._keep_anchors(np.concatenate(anchors),
+                                  np.concatenate(providers))
+
+    def _keep_anchors(self, anchors, providers):
+        keep = self.anchor_ok[anchors]
+        anchors, providers = anchors[keep], providers[keep]
+        order = np.lexsort((providers, anchors))
+        return anchors[order], providers[order]
+
+    def unsuffixed_units(self, group, slots, tree, required, forbidden):
+        """A unit per resource class; pairs with providers of the anchor's
+        tree, or with sharing providers serving the anchor."""
+        base = self.alive.copy()
+        if forbidden:
+            base &= ~self.index.has_any_trait(forbidden)
+        in_aggs = (self.in_all_aggs(group.member_of) if group.member_of
+                   else None)
+        bad = (self.index.in_aggregates(group.forbidden_aggs)
+               if group.forbidden_aggs else None)
+        self.unsuffixed_required = required
+        units = []
+        for rc, col, amount in slots:
+            fit = base & self.fits(col, amount)
+            tree_rows = np.flatnonzero(
+                fit if tree is None else fit & (self.root == tree))
+            anchors = [self.root[tree_rows]]
+            providers = [tree_rows]
+            if tree is None:
+                shared = fit & self.sharing
+                if in_aggs is not None:
+                    shared &= in_aggs
+                for row in np.flatnonzero(shared):
+                    served = self.anchor_map.get(int(row))
+                    if served is not None:
+                        anchors.append(served)
+                        providers.append(np.full(len(served), row))
+            anchors = np.concatenate(anchors)
+            providers = np.concatenate(providers)
+            pairs = np.unique(np.stack([anchors, providers]), axis=1)
+            anchors, providers = pairs[0], pairs[1]
+            if in_aggs is not None:
+                keep = in_aggs[providers] | in_aggs[anchors]
+                anchors, providers = anchors[keep], providers[keep]
+            if bad is not None:
+                keep = ~(bad[providers] | bad[anchors])
+                anchors, providers = anchors[keep], providers[keep]
+            unit = Unit("", False, [(rc, col, amount)])
+            unit.anchors, unit.providers = self._keep_anchors(anchors,
+                                                              providers)
+            if not len(unit.anchors):
+                return None
+            units.append(unit)
+        return units
+
+    # -- enumeration -------------------------------------------------------
+
+    def enumerate(self):
+        """(assign, anchors): a row per valid combination, a column per
+        unit, in generation order."""
+        nA = len(self.common)
+        counts, starts = [], []
+        for unit in self.units:
+            left = np.searchsorted(unit.anchors, self.common, "left")
+            right = np.searchsorted(unit.anchors, self.common, "right")
+            starts.append(left)
+            counts.append(right - left)
+        sizes = np.ones(nA, np.float64)
+        for c in counts:
+            sizes *= c
+        if sizes.sum() <= VECTOR_LIMIT:
+            return self.enumerate_vectorised(counts, starts,
+                                             sizes.astype(np.int64))
+        return self.enumerate_depth_first(counts, starts)
+
+    def enumerate_vectorised(self, counts, starts, sizes):
+        total = int(sizes.sum())
+        which = np.repeat(np.arange(len(self.common)), sizes)
+        local = np.arange(total) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+        assign = np.empty((total, len(self.units)), np.int64)
+        rest = local.copy()
+        for u in range(len(self.units) - 1, -1, -1):
+            c = counts[u][which]
+            digit = rest % c
+            rest //= c
+            assign[:, u] = self.units[u].providers[starts[u][which] + digit]
+        ok = self.check(assign)
+        assign, which = assign[ok], which[ok]
+        anchors = self.common[which]
+        if self.options.breadth_first and len(which):
+            # Rank of each candidate within its anchor, then round robin.
+            first = np.r_[0, np.flatnonzero(np.diff(which)) + 1]
+            rank = np.arange(len(which)) - np.repeat(
+                first, np.diff(np.r_[first, len(which)]))
+            order = np.lexsort((which, rank))
+            assign, anchors = assign[order], anchors[order]
+        assign, anchors = self.dedupe_shared(assign, anchors)
+        cap = self.options.max_candidates
+        if cap >= 0:
+            assign, anchors = assign[:cap], anchors[:cap]
+        return assign, anchors
+
+    def enumerate_depth_first(self, counts, starts):
+        generators = [
+            self.combinations(i, [
+                self.units[u].providers[starts[u][i]:
+                                        starts[u][i] + counts[u][i]]
+                for u in range(len(self.units))])
+            for i in range(len(self.common))]
+        if self.options.breadth_first:
+            stream = _round_robin(generators)
+        else:
+            stream = itertools.chain.from_iterable(generators)
+        cap = self.options.max_candidates
+        rows, anchors = [], []
+        seen_shared = set()
+        for i, combo in stream:
+            if self._all_sharing(combo):
+                key = self._key(combo)
+                if key in seen_shared:
+                    continue
+                seen_shared.add(key)
+            rows.append(combo)
+            anchors.append(self.common[i])
+            if 0 <= cap <= len(rows):
+                break
+        assign = np.array(rows, np.int64).reshape(-1, len(self.units))
+        return assign, np.array(anchors, np.int64)
+
+    def combinations(self, anchor_index, choices):
+        """Valid combinations for one anchor, depth first, pruning on
+        partial sums and policies; yields (anchor index, combo)."""
+        ix = self.index
+        units = self.units
+        isolate = self.request.group_policy == "isolate"
+        nested = self.request.nested_aware
+        order = sorted(range(len(units)), key=lambda u: len(choices[u]))
+        combo = [0] * len(units)
+        totals = {}
+
+        def fits_partial(u, p):
+            for _rc, col, amount in units[u].slots:
+                total = totals.get((p, col), 0) + amount
+                if (ix.used[p, col] + total > int(ix.cap[p, col])
+                        or total > ix.max_unit[p, col]):
+                    return False
+            for v in order[:depth_of[u]]:
+                q = combo[v]
+                if q == p:
+                    if isolate and units[u].granular and units[v].granular:
+                        return False
+                elif not nested and self.root[q] == self.root[p]:
+                    return False
+            return True
+
+        depth_of = {u: d for d, u in enumerate(order)}
+
+        def walk(depth):
+            if depth == len(order):
+                if self.check_one(combo):
+                    yield anchor_index, list(combo)
+                return
+            u = order[depth]
+            for p in choices[u]:
+                p = int(p)
+                if not fits_partial(u, p):
+                    continue
+                combo[u] = p
+                for _rc, col, amount in units[u].slots:
+                    totals[(p, col)] = totals.get((p, col), 0) + amount
+                yield from walk(depth + 1)
+                for _rc, col, amount in units[u].slots:
+                    totals[(p, col)] -= amount
+
+        return walk(0)
+
+    # -- checks --------------------------------------------------------------
+
+    def check(self, assign):
+        """Which rows of ``assign`` are valid candidates (vectorised)."""
+        ix = self.index
+        units = self.units
+        k = len(assign)
+        ok = np.ones(k, bool)
+        if not k:
+            return ok
+        # Summed amounts per (provider, class) against capacity, max_unit.
+        for u, unit in enumerate(units):
+            p = assign[:, u]
+            for _rc, col, _amount in unit.slots:
+                total = np.zeros(k, np.int64)
+                for v, other in enumerate(units):
+                    same = assign[:, v] == p
+                    for _rc2, col2, amount2 in other.slots:
+                        if col2 == col:
+                            total += np.where(same, amount2, 0)
+                ok &= ix.used[p, col] + total <= np.floor(ix.cap[p, col])
+                ok &= total <= ix.max_unit[p, col]
+        for u, v in itertools.combinations(range(len(units)), 2):
+            same = assign[:, u] == assign[:, v]
+            if (self.request.group_policy == "isolate"
+                    and units[u].granular and units[v].granular):
+                ok &= ~same
+            if not self.request.nested_aware:
+                ok &= same | (self.root[assign[:, u]]
+                              != self.root[assign[:, v]])
+        required = self.unsuffixed_required
+        if required:
+            cols = [u for u, unit in enumerate(units) if not unit.granular]
+            union = np.bitwise_or.reduce(
+                ix.bits[assign[:, cols]], axis=1)
+            for ids in required:
+                ok &= (union & ix.trait_mask(ids)).any(axis=1)
+        for subtree in self.request.same_subtrees:
+            members = [u for u, unit in enumerate(units)
+                       if unit.suffix in subtree]
+            ok &= self._same_subtree(assign[:, members])
+        return ok
+
+    def check_one(self, combo):
+        """The checks that need the whole combination (capacity and the
+        pairwise policies were checked on the way down)."""
+        ix = self.index
+        if self.unsuffixed_required:
+            union = np.zeros(ix.bits.shape[1], np.uint64)
+            for unit, p in zip(self.units, combo, strict=True):
+                if not unit.granular:
+                    union |= ix.bits[p]
+            for ids in self.unsuffixed_required:
+                if not (union & ix.trait_mask(ids)).any():
+                    return False
+        if self.request.same_subtrees:
+            depth, ancestors = ix.depths()
+            for subtree in self.request.same_subtrees:
+                rows = [p for unit, p in zip(self.units, combo, strict=True)
+                        if unit.suffix in subtree]
+                if not any(all(ancestors[depth[top], p] == top for p in rows)
+                           for top in rows):
+                    return False
+        return True
+
+    def _same_subtree(self, rows):
+        """Rows whose providers all lie under one of them."""
+        depth, ancestors = self.index.depths()
+        ok = np.zeros(len(rows), bool)
+        for u in range(rows.shape[1]):
+            top = rows[:, u]
+            under = np.ones(len(rows), bool)
+            for v in range(rows.shape[1]):
+                under &= ancestors[depth[top], rows[:, v]] == top
+            ok |= under
+        return ok
+
+    def _all_sharing(self, combo):
+        return all(self.sharing[p] for p in combo)
+
+    def _key(self, combo):
+        allocations = {}
+        mappings = {}
+        for unit, p in zip(self.units, combo, strict=True):
+            for _rc, col, amount in unit.slots:
+                allocations[(p, col)] = allocations.get((p, col), 0) + amount
+            mappings.setdefault(unit.suffix, set()).add(p)
+        return (tuple(sorted(allocations.items())),
+                tuple(sorted((s, tuple(sorted(ps)))
+                             for s, ps in mappings.items())))
+
+    def dedupe_shared(self, assign, anchors):
+        """Drop repeats of candidates made only of sharing providers."""
+        if not len(assign):
+            return assign, anchors
+        shared = self.sharing[assign].all(axis=1)
+        if not shared.any():
+            return assign, anchors
+        keep = np.ones(len(assign), bool)
+        seen = set()
+        for i in np.flatnonzero(shared):
+            key = self._key([int(p) for p in assign[i]])
+            if key in seen:
+                keep[i] = False
+            seen.add(key)
+        return assign[keep], anchors[keep]
+
+    # -- result ------------------------------------------------------------
+
+    def finish(self, assign, anchors):
+        limit = self.request.limit
+        if self.options.randomize:
+            rng = self.options.rng or random
+            order = list(range(len(assign)))
+            rng.shuffle(order)
+            assign, anchors = assign[order], anchors[order]
+        if limit is not None and limit < len(assign):
+            assign, anchors = assign[:limit], anchors[:limit]
+        return result_mod.CandidateResult(
+            self.index, self.request, self.units, assign, anchors)
+
+
+def _round_robin(generators):
+    active = list(generators)
+    while active:
+        still = []
+        for gen in active:
+            item = next(gen, None)
+            if item is not None:
+                yield item
+                still.append(gen)
+        active = still
+
+
+def search(index, request, names, options=None):
+    """Allocation candidates for ``request`` (a CandidatesRequest) from
+    ``index`` (synced by the caller, whose lock must be held)."""
+    if not request.groups:
+        raise errors.BadRequest("A request needs at least one group.")
+    return Search(index, request, names, options or Options()).run()

@@ -1,0 +1,188 @@
+"""The candidates engine against the brute-force reference, on thousands
+of random tiny clouds and requests (SQLite; the engine reads the same
+index whatever the database)."""
+
+import os
+
+import hypothesis
+import pytest
+from hypothesis import strategies as st
+
+from placement.candidates import request as rq
+from placement.candidates import search
+from placement.db import migration
+from placement.db import store as store_mod
+from tests import candidates_reference as ref
+from tests import databases
+from tests.functional import candidates_helpers as ch
+
+RCS = ["VCPU", "MEMORY_MB", "DISK_GB", "SRIOV_NET_VF"]
+TRAITS = ["CUSTOM_T1", "CUSTOM_T2", "CUSTOM_T3"]
+AGGS = ["A", "B"]
+EXAMPLES = int(os.environ.get("GANTT_REFERENCE_EXAMPLES", "700"))
+
+
+@st.composite
+def inventories(draw):
+    out = {}
+    for rc in draw(st.lists(st.sampled_from(RCS), max_size=2, unique=True)):
+        total = draw(st.integers(1, 8))
+        out[rc] = ref.Inv(
+            total=total,
+            reserved=draw(st.integers(0, min(2, total))),
+            min_unit=draw(st.integers(1, 2)),
+            max_unit=draw(st.integers(1, total)),
+            step_size=draw(st.sampled_from([1, 1, 2])),
+            allocation_ratio=draw(st.sampled_from([1.0, 1.0, 1.5, 2.0])))
+    return out
+
+
+@st.composite
+def clouds(draw):
+    providers = {}
+    n_roots = draw(st.integers(1, 3))
+    budget = 6
+    for r in range(n_roots):
+        names = [f"r{r}"]
+        providers[f"r{r}"] = ref.Provider()
+        budget -= 1
+        for c in range(draw(st.integers(0, min(2, budget)))):
+            parent = draw(st.sampled_from(names))
+            name = f"{parent}c{c}"
+            providers[name] = ref.Provider(parent=parent)
+            names.append(name)
+            budget -= 1
+        if budget <= 0:
+            break
+    for p in providers.values():
+        p.inventory = draw(inventories())
+        p.used = {rc: draw(st.integers(0, inv.total))
+                  for rc, inv in p.inventory.items()}
+        p.traits = set(draw(st.lists(st.sampled_from(TRAITS), max_size=2,
+                                     unique=True)))
+        if p.parent is None and draw(st.integers(0, 3)) == 0:
+            p.traits.add(ref.SHARING)
+        p.aggregates = set(draw(st.lists(st.sampled_from(AGGS), max_size=2,
+                                         unique=True)))
+    return ref.Cloud(providers)
+
+
+def trait_sets(draw):
+    return tuple(frozenset(draw(st.lists(st.sampled_from(TRAITS),
+                                         min_size=1, max_size=2,
+                                         unique=True)))
+                 for _ in range(draw(st.integers(0, 2))))
+
+
+@st.composite
+def groups(draw, suffix, names, resourceless_ok):
+    rcs = draw(st.lists(st.sampled_from(RCS), min_size=0 if resourceless_ok
+                        else 1, max_size=2, unique=True))
+    return rq.RequestGroup(
+        suffix=suffix,
+        resources={rc: draw(st.integers(1, 4)) for rc in rcs},
+        required_traits=trait_sets(draw),
+        forbidden_traits=frozenset(draw(st.lists(
+            st.sampled_from(TRAITS), max_size=1))),
+        member_of=tuple(frozenset(draw(st.lists(
+            st.sampled_from(AGGS), min_size=1, max_size=2, unique=True)))
+            for _ in range(draw(st.integers(0, 1)))),
+        forbidden_aggs=frozenset(draw(st.lists(st.sampled_from(AGGS),
+                                               max_size=1))),
+        in_tree=draw(st.one_of(st.none(), st.none(),
+                               st.sampled_from(names))))
+
+
+@st.composite
+def requests(draw, names):
+    out = []
+    if draw(st.booleans()):
+        out.append(draw(groups("", names, resourceless_ok=False)))
+    for i in range(draw(st.integers(0 if out else 1, 3))):
+        out.append(draw(groups(str(i + 1), names,
+                               resourceless_ok=bool(out))))
+    suffixes = [g.suffix for g in out if g.suffix]
+    subtrees = ()
+    if len(suffixes) >= 2 and draw(st.booleans()):
+        subtrees = (frozenset(draw(st.lists(st.sampled_from(suffixes),
+                                            min_size=2, max_size=3,
+                                            unique=True))),)
+    return rq.CandidatesRequest(
+        groups=tuple(out),
+        group_policy=draw(st.sampled_from([None, "none", "isolate"])),
+        root_required=frozenset(draw(st.lists(st.sampled_from(TRAITS),
+                                              max_size=1))),
+        root_forbidden=frozenset(draw(st.lists(st.sampled_from(TRAITS),
+                                               max_size=1))),
+        same_subtrees=subtrees,
+        nested_aware=draw(st.sampled_from([True, True, True, False])))
+
+
+@pytest.fixture(scope="module")
+def scratch(tmp_path_factory):
+    path = tmp_path_factory.mktemp("reference") / "placement.sqlite"
+    store = store_mod.Store.open(databases.make_conf(f"sqlite:///{path}"))
+    yield store
+    store.dispose()
+
+
+def _fresh(store):
+    databases.wipe(store.engine)
+    migration.seed(store.engine)
+    store.clear_caches()
+
+
+@hypothesis.settings(max_examples=EXAMPLES, deadline=None,
+                     suppress_health_check=list(hypothesis.HealthCheck))
+@hypothesis.given(data=st.data())
+def test_engine_matches_reference(scratch, data):
+    _compare(scratch, data)
+
+
+def _compare(scratch, data):
+    cloud = data.draw(clouds(), label="cloud")
+    request = data.draw(requests(list(cloud.providers)), label="request")
+    _fresh(scratch)
+    got, want, _result, _ = ch.run_both(scratch, cloud, request)
+    assert len(got) == len(set(got)), "duplicate candidates"
+    assert set(got) == want
+
+
+@hypothesis.settings(max_examples=EXAMPLES // 4, deadline=None,
+                     suppress_health_check=list(hypothesis.HealthCheck))
+@hypothesis.given(data=st.data())
+def test_depth_first_path_matches_reference(scratch, data, monkeypatch):
+    """The same, forcing the enumeration that is used for large
+    products."""
+    monkeypatch.setattr(search, "VECTOR_LIMIT", 0)
+    _compare(scratch, data)
+
+
+@hypothesis.settings(max_examples=EXAMPLES // 4, deadline=None,
+                     suppress_health_check=list(hypothesis.HealthCheck))
+@hypothesis.given(data=st.data())
+def test_summaries_cover_the_trees(scratch, data):
+    """Provider summaries: every provider of every tree used (only the
+    providers used before 1.29), with capacity and usage."""
+    cloud = data.draw(clouds(), label="cloud")
+    request = data.draw(requests(list(cloud.providers)), label="request")
+    _fresh(scratch)
+    got, _want, result, uuids = ch.run_both(scratch, cloud, request)
+    used = {name for allocs, mappings in got
+            for _suffix, names in mappings for name in names}
+    if request.nested_aware:
+        roots = {cloud.root(n) for n in used}
+        expected = {n for n in cloud.providers if cloud.root(n) in roots}
+    else:
+        expected = used
+    summaries = result.provider_summaries()
+    names = {u: n for n, u in uuids.items()}
+    assert {names[u] for u in summaries} == expected
+    for uuid, summary in summaries.items():
+        p = cloud.providers[names[uuid]]
+        assert set(summary.resources) == set(p.inventory)
+        for rc, (capacity, used_now) in summary.resources.items():
+            assert capacity == int(p.inventory[rc].capacity)
+            assert used_now == p.used.get(rc, 0)
+        assert set(summary.traits) == p.traits
+        assert summary.root_provider_uuid == uuids[cloud.root(names[uuid])]
