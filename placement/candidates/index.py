@@ -187,12 +187,19 @@ class ProviderIndex:
     def _full_load(self, txn):
         self._clear()
         top = txn.scalar(sa.select(sa.func.max(_changes.c.seq))) or 0
+        # Numbers below this were pruned, not in flight: they are no gaps
+        # (else the next catch-up takes them as lost and reloads again).
+        pruned_below = txn.scalar(
+            sa.select(_counters.c.value)
+            .where(_counters.c.name == tables.CHANGES_PRUNED_COUNTER)) or 0
+        top = max(top, pruned_below - 1)
         seen = {r.seq for r in txn.execute(
             sa.select(_changes.c.seq).where(
                 _changes.c.seq > top - GAP_WINDOW))}
         now = self._clock()
-        self.gaps = {s: now for s in range(max(1, top - GAP_WINDOW + 1), top)
-                     if s not in seen}
+        self.gaps = {s: now for s in range(
+            max(1, top - GAP_WINDOW + 1, pruned_below), top)
+            if s not in seen}
         self.watermark = top
         self._load(txn, None)
         self.loaded = True

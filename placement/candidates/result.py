@@ -111,11 +111,16 @@ class CandidateResult:
         return out
 
     def _names(self):
+        # Only the classes and traits of these rows: the index keeps every
+        # id it has seen, some since deleted from the catalog.
+        cols = np.flatnonzero(self._has_inv.any(axis=0)).tolist()
+        bits = _bits_set(np.bitwise_or.reduce(self._bits, axis=0))
+
         def read(txn):
-            return ({c: txn.catalog.rc_name(txn, rc)
-                     for c, rc in enumerate(self._col_rc)},
-                    {b: txn.catalog.trait_name(txn, t)
-                     for b, t in self._bit_trait.items()})
+            return ({c: txn.catalog.rc_name(txn, self._col_rc[c])
+                     for c in cols},
+                    {b: txn.catalog.trait_name(txn, self._bit_trait[b])
+                     for b in bits})
         rc, trait = self._store.read(read)
         return {"rc": rc, "trait": trait}
 
