@@ -90,7 +90,9 @@ def make_conf(url, overrides=None):
 _WIPE_ORDER = ("allocations", "consumers", "projects", "users",
                "consumer_types", "inventories", "resource_provider_traits",
                "resource_provider_aggregates", "placement_aggregates",
-               "provider_changes")
+               "provider_changes", "host_aggregate_hosts", "host_aggregates",
+               "host_instances", "compute_services", "compute_nodes",
+               "host_changes")
 
 
 def wipe(engine):

@@ -29,12 +29,7 @@ import numpy as np
 import os_traits
 import sqlalchemy as sa
 
-from placement.db import fastsql, tables
-
-# A missing sequence number older than this is taken as rolled back.
-GAP_TIMEOUT = 120.0
-# How far back a full load looks for sequence numbers still in flight.
-GAP_WINDOW = 10000
+from placement.db import change_cursor, fastsql, tables
 
 SHARING_TRAIT = os_traits.MISC_SHARES_VIA_AGGREGATE
 
@@ -109,10 +104,13 @@ class ProviderIndex:
         self.version = getattr(self, "version", 0) + 1
         self.structure_version = 0  # moves on tree, trait, aggregate changes
         self._derived = {}
-        self.watermark = 0
-        self.gaps = {}  # missing sequence number -> when first missed
-        self.applied_above = set()
+        self.cursor = change_cursor.ChangeCursor(self._clock)
         self.dirty = set()  # provider ids to reload
+
+    @property
+    def gaps(self):
+        """Missing sequence numbers still asked for -> when first missed."""
+        return self.cursor.gaps
 
     @property
     def rows(self):
@@ -187,26 +185,18 @@ class ProviderIndex:
     def _full_load(self, txn):
         self._clear()
         top = txn.scalar(sa.select(sa.func.max(_changes.c.seq))) or 0
-        # Numbers below this were pruned, not in flight: they are no gaps
-        # (else the next catch-up takes them as lost and reloads again).
+        present = {r.seq for r in txn.execute(
+            sa.select(_changes.c.seq).where(
+                _changes.c.seq > top - change_cursor.GAP_WINDOW))}
         pruned_below = txn.scalar(
             sa.select(_counters.c.value)
             .where(_counters.c.name == tables.CHANGES_PRUNED_COUNTER)) or 0
-        top = max(top, pruned_below - 1)
-        seen = {r.seq for r in txn.execute(
-            sa.select(_changes.c.seq).where(
-                _changes.c.seq > top - GAP_WINDOW))}
-        now = self._clock()
-        self.gaps = {s: now for s in range(
-            max(1, top - GAP_WINDOW + 1, pruned_below), top)
-            if s not in seen}
-        self.watermark = top
+        self.cursor.start(top, present, pruned_below)
         self._load(txn, None)
         self.loaded = True
 
     def _catch_up(self, txn):
-        low = min(self.gaps) - 1 if self.gaps else self.watermark
-        rows = _CHANGES_SINCE.rows(txn, {"low": low})
+        rows = _CHANGES_SINCE.rows(txn, {"low": self.cursor.low()})
         pruned_below = 0
         changed = {}
         for seq, rp_id in rows:
@@ -214,47 +204,24 @@ class ProviderIndex:
                 pruned_below = rp_id
             else:
                 changed[seq] = rp_id
-        lost = pruned_below > self.watermark + 1 or (
-            self.gaps and min(self.gaps) < pruned_below)
-        if lost:
+        if self.cursor.lost(pruned_below):
             self._full_load(txn)
             return
         reload = set(self.dirty)
-        for seq, rp_id in changed.items():
-            if seq in self.gaps or (seq > self.watermark
-                                    and seq not in self.applied_above):
-                reload.add(rp_id)
+        reload.update(rp_id for seq, rp_id in changed.items()
+                      if self.cursor.is_new(seq))
         if reload:
             self._load(txn, sorted(reload))
         self.dirty.clear()
-        for seq in changed:
-            self.gaps.pop(seq, None)
-        top = max(changed, default=self.watermark)
-        if top > self.watermark:
-            now = self._clock()
-            for seq in range(self.watermark + 1, top):
-                if seq not in changed and seq not in self.applied_above:
-                    self.gaps[seq] = now
-            self.watermark = top
-            self.applied_above = {s for s in self.applied_above if s > top}
-        expired = self._clock() - GAP_TIMEOUT
-        self.gaps = {s: t for s, t in self.gaps.items() if t > expired}
+        self.cursor.advance(changed.keys())
 
     def _on_commit(self, changes):
         """A commit of this process's store: apply what is cheap now."""
         with self.lock:
             if not self.loaded or not changes.seqs:
                 return
-            fresh = [s for s in changes.seqs
-                     if s in self.gaps or (s > self.watermark
-                                           and s not in self.applied_above)]
-            if not fresh:
+            if not self.cursor.take_own(changes.seqs):
                 return  # a sync already read this commit from the database
-            for seq in fresh:
-                if seq in self.gaps:
-                    del self.gaps[seq]
-                else:
-                    self.applied_above.add(seq)
             for (rp_id, rc_id), delta in changes.usage.items():
                 row = self.row_of_id.get(rp_id)
                 col = self.rc_col.get(rc_id)

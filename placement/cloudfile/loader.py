@@ -14,6 +14,7 @@ import os_traits
 import yaml
 
 from placement import errors
+from placement.cloudfile import hosts as hosts_mod
 from placement.cloudfile import schema
 from placement.db import store
 from placement.objects import (
@@ -54,6 +55,7 @@ class ProviderSpec:
     inventories: list
     traits: list
     aggregates: list
+    compute: hosts_mod.HostSpec | None = None
 
 
 @dataclasses.dataclass
@@ -73,6 +75,9 @@ class Cloud:
     allocations: list
     resource_classes: list
     traits: list
+    hosts: list = dataclasses.field(default_factory=list)  # HostSpec
+    # Every aggregate of the aggregates section (AggregateSpec).
+    aggregates: list = dataclasses.field(default_factory=list)
 
 
 def read(path):
@@ -113,7 +118,8 @@ def parse(data, path="<cloud>"):
         first = problems[0]
         raise CloudFileError(path, _field(first.absolute_path) or "(top)",
                              first.message)
-    agg_names = dict(data.get("aggregates") or {})
+    declared_aggs = _aggregate_specs(data.get("aggregates") or {})
+    agg_names = {a.name: a.uuid for a in declared_aggs}
     specs = []
 
     def walk(items, parts, parent):
@@ -133,11 +139,20 @@ def parse(data, path="<cloud>"):
                 traits=list(item.get("traits", [])),
                 aggregates=[_aggregate_uuid(agg_names, a)
                             for a in item.get("aggregates", [])])
+            if "compute" in item:
+                if spec.parent is not None:
+                    raise CloudFileError(path, _field(here + ["compute"]),
+                                         "only a root provider can be a "
+                                         "compute node")
+                spec.compute = _host_spec(_field(here + ["compute"]), spec,
+                                          item["compute"])
             specs.append(spec)
             walk(item.get("children", []), here + ["children"], spec.name)
 
     walk(data["providers"], ["providers"], None)
     _check_unique(path, specs)
+    hosts = [s.compute for s in specs if s.compute is not None]
+    _check_unique_nodes(path, hosts)
     ordered = _parents_first(path, specs)
     declared_rcs = list(data.get("resource_classes", []))
     declared_traits = list(data.get("traits", []))
@@ -159,7 +174,56 @@ def parse(data, path="<cloud>"):
                                  f"consumer also allocated in "
                                  f"{seen[spec.consumer_uuid]}")
         seen[spec.consumer_uuid] = spec.field
-    return Cloud(path, ordered, allocs, declared_rcs, declared_traits)
+    return Cloud(path, ordered, allocs, declared_rcs, declared_traits,
+                 hosts=hosts, aggregates=declared_aggs)
+
+
+def _aggregate_specs(declared):
+    """AggregateSpec of each entry of the aggregates section: a uuid, or
+    an object with an optional uuid and host aggregate metadata."""
+    out = []
+    for name, value in declared.items():
+        if isinstance(value, str):
+            value = {"uuid": value}
+        uuid = (providers.canonical_uuid(value["uuid"]) if "uuid" in value
+                else stable_uuid("aggregate", name))
+        metadata = {k: hosts_mod.metadata_value(v)
+                    for k, v in value.get("metadata", {}).items()}
+        out.append(hosts_mod.AggregateSpec(
+            field=_field(["aggregates", name]), name=name, uuid=uuid,
+            metadata=metadata))
+    return out
+
+
+def _host_spec(field, provider, entry):
+    host = entry.get("host", provider.name)
+    cell = entry.get("cell")
+    if cell is not None:
+        cell = (providers.canonical_uuid(cell) if _is_uuid(cell)
+                else stable_uuid("cell", cell))
+    report = {k: entry[k] for k in ("hypervisor_type", "host_ip",
+                                    "cpu_info", "supported_instances")
+              if k in entry}
+    if "hypervisor_version" in entry:
+        report["hypervisor_version"] = hosts_mod.version_to_int(
+            entry["hypervisor_version"])
+    return hosts_mod.HostSpec(
+        field=field, uuid=provider.uuid, host=host,
+        nodename=entry.get("nodename", host), cell_uuid=cell, report=report,
+        enabled=entry.get("enabled", True),
+        disabled_reason=entry.get("disabled_reason"),
+        forced_down=entry.get("forced_down", False))
+
+
+def _check_unique_nodes(path, hosts):
+    seen = {}
+    for spec in hosts:
+        key = (spec.host, spec.nodename)
+        if key in seen:
+            raise CloudFileError(path, spec.field + ".nodename",
+                                 f"host {spec.host!r} has a node "
+                                 f"{spec.nodename!r} in {seen[key]} already")
+        seen[key] = spec.field
 
 
 def _inventories(path, parts, item):
@@ -264,6 +328,8 @@ class LoadSummary:
     inventories: int
     consumers: int
     allocations: int
+    hosts: int = 0
+    host_aggregates: int = 0
 
 
 def load(db, cloud):
@@ -273,6 +339,9 @@ def load(db, cloud):
     except _AtField as failure:
         raise CloudFileError(cloud.path, failure.field,
                              failure.error.message) from failure.error
+    except hosts_mod.HostLoadError as failure:
+        raise CloudFileError(cloud.path, failure.field,
+                             failure.message) from failure
 
 
 class _AtField(Exception):
@@ -326,10 +395,12 @@ def _load(txn, cloud):
             consumer_type=spec.consumer_type)
         _at(spec.field, allocations.replace, txn, [write])
         count += sum(len(a) for a in resources.values())
+    hosts, host_aggregates = hosts_mod.load(txn, cloud, uuid_of)
     return LoadSummary(
         providers=len(cloud.providers),
         inventories=sum(len(s.inventories) for s in cloud.providers),
-        consumers=len(cloud.allocations), allocations=count)
+        consumers=len(cloud.allocations), allocations=count,
+        hosts=hosts, host_aggregates=host_aggregates)
 
 
 def _custom(declared, specs, names_of):

@@ -1,9 +1,10 @@
 """What ``gantt-manage cloud show`` prints: providers as trees, with
-capacity and usage per resource class, their traits and aggregates, and
-totals per class."""
+capacity and usage per resource class, their traits and aggregates,
+totals per class, and the compute hosts as the scheduler sees them."""
 
 import dataclasses
 
+from placement.cloudfile import hosts as hosts_mod
 from placement.db import store
 from placement.objects import (
     aggregates,
@@ -82,8 +83,36 @@ def totals(snap):
     return out
 
 
-def as_dict(snap):
-    return {
+def host_rows(table):
+    """One dict per compute node of a synced scheduler.host_state
+    HostStateTable, by host and node name."""
+    up = table.service_up()
+    out = []
+    for row in table.live_rows().tolist():
+        node = table.node(row)
+        service = table.service(row)
+        out.append({
+            "host": node.host, "nodename": node.nodename,
+            "uuid": node.uuid, "cell_uuid": node.cell_uuid,
+            "hypervisor_type": node.hypervisor_type,
+            "hypervisor_version": hosts_mod.version_to_str(
+                node.hypervisor_version),
+            "availability_zone": table.zone(row),
+            "aggregates": sorted(a.name for a in table.aggregates_of(row)),
+            "up": bool(up[row]), "forced_down": service.forced_down,
+            "enabled": not service.disabled,
+            "disabled_reason": service.disabled_reason,
+            "vcpus": int(table.vcpus_total[row]),
+            "vcpus_used": int(table.vcpus_used[row]),
+            "free_ram_mb": int(table.free_ram_mb[row]),
+            "free_disk_gb": int(table.free_disk_mb[row]) // 1024,
+            "instances": len(table.instances_on(row))})
+    return sorted(out, key=lambda h: (h["host"], h["nodename"]))
+
+
+def as_dict(snap, hosts=None):
+    """The report as JSON-ready data; ``hosts``: host_rows()."""
+    out = {
         "providers": [
             {"uuid": rp.uuid, "name": rp.name, "generation": rp.generation,
              "parent_provider_uuid": rp.parent_provider_uuid,
@@ -96,14 +125,41 @@ def as_dict(snap):
             for rp in snap.providers],
         "totals": totals(snap),
     }
+    if hosts is not None:
+        out["hosts"] = hosts
+    return out
 
 
 def _percent(used, capacity):
     return f"{100.0 * used / capacity:5.1f}%" if capacity else "    -"
 
 
-def render(snap):
-    """The report as text."""
+def _service(host):
+    state = "up" if host["up"] else (
+        "forced down" if host["forced_down"] else "down")
+    if not host["enabled"]:
+        state += ", disabled"
+        if host["disabled_reason"]:
+            state += f" ({host['disabled_reason']})"
+    return state
+
+
+def render_hosts(hosts):
+    table = [("HOST", "NODE", "ZONE", "HYPERVISOR", "SERVICE", "AGGREGATES",
+              "VCPUS", "FREE_RAM_MB", "FREE_DISK_GB", "INSTANCES")]
+    for h in hosts:
+        hypervisor = " ".join(p for p in (h["hypervisor_type"],
+                                          h["hypervisor_version"]) if p)
+        table.append((
+            h["host"], h["nodename"], h["availability_zone"],
+            hypervisor or "-", _service(h), ", ".join(h["aggregates"]) or "-",
+            f"{h['vcpus_used']}/{h['vcpus']}", str(h["free_ram_mb"]),
+            str(h["free_disk_gb"]), str(h["instances"])))
+    return _columns(table, left=6)
+
+
+def render(snap, hosts=()):
+    """The report as text; ``hosts``: host_rows()."""
     trees = sum(1 for rp in snap.providers if rp.parent_provider_uuid is None)
     aggs = {a for members in snap.aggregates.values() for a in members}
     lines = [f"{len(snap.providers)} providers in {trees} trees, "
@@ -140,6 +196,8 @@ def render(snap):
             parts.append("aggregates: " + ", ".join(snap.aggregates[rp.uuid]))
         if parts:
             lines.append("  " * depth + f"{rp.name}: " + "; ".join(parts))
+    if hosts:
+        lines += ["", "COMPUTE HOSTS"] + render_hosts(hosts)
     return "\n".join(lines)
 
 

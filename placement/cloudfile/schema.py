@@ -7,6 +7,48 @@ _UUID = {"type": "string",
 _INT = {"type": "integer", "minimum": 0, "maximum": 2147483647}
 _POS = {"type": "integer", "minimum": 1, "maximum": 2147483647}
 _CLASS = {"type": "string", "pattern": "^[A-Z0-9_]+$", "maxLength": 255}
+_TEXT = {"type": "string", "minLength": 1, "maxLength": 255}
+
+# A root provider that is a compute node: its host records.
+_COMPUTE = {
+    "type": "object",
+    "properties": {
+        "host": _TEXT,
+        "nodename": _TEXT,
+        "cell": _TEXT,
+        "hypervisor_type": _TEXT,
+        # 8002000, or "8.2.0" (each part up to three digits)
+        "hypervisor_version": {"oneOf": [
+            _INT, {"type": "string",
+                   "pattern": r"^[0-9]{1,3}(\.[0-9]{1,3}){0,2}$"}]},
+        "host_ip": {"type": "string", "minLength": 1, "maxLength": 39},
+        "cpu_info": {"type": "object"},
+        "supported_instances": {
+            "type": "array",
+            "items": {"type": "array", "items": {"type": "string"},
+                      "minItems": 3, "maxItems": 3}},
+        "enabled": {"type": "boolean"},
+        "disabled_reason": _TEXT,
+        "forced_down": {"type": "boolean"},
+    },
+    "additionalProperties": False,
+}
+
+# An aggregate: its uuid, or its uuid and Nova host aggregate metadata.
+_AGGREGATE = {
+    "oneOf": [
+        _UUID,
+        {"type": "object",
+         "properties": {
+             "uuid": _UUID,
+             "metadata": {
+                 "type": "object", "propertyNames": _TEXT,
+                 "additionalProperties": {
+                     "oneOf": [{"type": "string", "maxLength": 255},
+                               {"type": "number"}, {"type": "boolean"}]}}},
+         "additionalProperties": False},
+    ],
+}
 
 _INVENTORY = {
     "oneOf": [
@@ -33,6 +75,7 @@ _PROVIDER = {
         "aggregates": {"type": "array", "items": _NAME,
                        "uniqueItems": True},
         "children": {"type": "array", "items": {"$ref": "#/$defs/provider"}},
+        "compute": _COMPUTE,
     },
     "required": ["name"],
     "additionalProperties": False,
@@ -64,7 +107,7 @@ CLOUD = {
     "$defs": {"provider": _PROVIDER},
     "properties": {
         "aggregates": {"type": "object", "propertyNames": _NAME,
-                       "additionalProperties": _UUID},
+                       "additionalProperties": _AGGREGATE},
         "resource_classes": {"type": "array", "items": _CLASS,
                              "uniqueItems": True},
         "traits": {"type": "array", "items": _CLASS, "uniqueItems": True},

@@ -20,6 +20,7 @@ from placement import errors
 from placement.cloudfile import loader, report
 from placement.db import migration
 from placement.db import store as store_mod
+from scheduler import host_state
 
 LOG = logging.getLogger(__name__)
 
@@ -42,18 +43,27 @@ def cloud_load(conf):
     cloud = loader.read(conf.command.file)
     store = store_mod.Store.open(conf)
     summary = loader.load(store, cloud)
+    hosts = ""
+    if summary.hosts or summary.host_aggregates:
+        hosts = (f"; {summary.hosts} compute hosts, "
+                 f"{summary.host_aggregates} host aggregates")
     print(f"loaded {conf.command.file}: {summary.providers} providers, "
           f"{summary.inventories} inventories, {summary.consumers} "
-          f"consumers with {summary.allocations} allocations")
+          f"consumers with {summary.allocations} allocations{hosts}")
 
 
 def cloud_show(conf):
     store = store_mod.Store.open(conf)
     snap = report.snapshot(store)
+    table = host_state.HostStateTable(store, conf)
+    table.sync()
+    hosts = report.host_rows(table)
+    table.close()
     if conf.command.format == "json":
-        print(json.dumps(report.as_dict(snap), indent=2, sort_keys=True))
+        print(json.dumps(report.as_dict(snap, hosts), indent=2,
+                         sort_keys=True))
     else:
-        print(report.render(snap))
+        print(report.render(snap, hosts))
 
 
 def _add_parsers(subparsers):

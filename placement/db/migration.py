@@ -94,7 +94,8 @@ def seed_catalog(conn):
     have = {r.name for r in conn.execute(sa.select(counters.c.name))}
     initial = {tables.CUSTOM_RC_COUNTER:
                tables.MIN_CUSTOM_RESOURCE_CLASS_ID - 1,
-               tables.CHANGES_PRUNED_COUNTER: 0}
+               tables.CHANGES_PRUNED_COUNTER: 0,
+               tables.HOST_CHANGES_PRUNED_COUNTER: 0}
     rows = [{"name": k, "value": v} for k, v in initial.items()
             if k not in have]
     if rows:

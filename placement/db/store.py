@@ -7,7 +7,8 @@ cloud atomically). See :func:`writer` and :func:`reader`.
 
 After each commit the store tells its listeners what changed (a
 :class:`ChangeSet`), and records the touched providers in the
-``provider_changes`` table for other processes.
+``provider_changes`` table (and the touched scheduler host records in
+``host_changes``) for other processes.
 """
 
 import dataclasses
@@ -51,6 +52,10 @@ class ChangeSet:
     catalog: bool = False
     # Sequence numbers of the provider_changes rows this commit wrote.
     seqs: tuple = ()
+    # Scheduler host records written (scheduler.host_records): (kind,
+    # ref) pairs, as logged in host_changes; and the rows' numbers.
+    hosts: set = dataclasses.field(default_factory=set)
+    host_seqs: tuple = ()
 
     def touched(self):
         return (self.providers | self.deleted
@@ -66,7 +71,7 @@ class ChangeSet:
 
     def __bool__(self):
         return bool(self.providers or self.deleted or self.usage
-                    or self.catalog)
+                    or self.catalog or self.hosts)
 
 
 class ProviderRace(Exception):
@@ -113,11 +118,18 @@ class Txn:
             self.changes.seqs = tuple(_INSERT_CHANGES.rows(
                 self, [{"resource_provider_id": rp_id,
                         "changed_at": self.now} for rp_id in sorted(touched)]))
+        if self.changes.hosts:
+            self.changes.host_seqs = tuple(_INSERT_HOST_CHANGES.rows(
+                self, [{"kind": kind, "ref": ref, "changed_at": self.now}
+                       for kind, ref in sorted(self.changes.hosts)]))
 
 
 _INSERT_CHANGES = fastsql.FastInsert(
     tables.provider_changes, ["resource_provider_id", "changed_at"],
     returning=tables.provider_changes.c.seq)
+_INSERT_HOST_CHANGES = fastsql.FastInsert(
+    tables.host_changes, ["kind", "ref", "changed_at"],
+    returning=tables.host_changes.c.seq)
 
 
 def _dbapi_code(exc):
@@ -270,24 +282,36 @@ class Store:
                 prune = self._commits % PRUNE_EVERY_COMMITS == 0
             if prune:
                 self.write(prune_change_log)
+                self.write(prune_host_change_log)
 
 
-def prune_change_log(txn, retention=CHANGE_LOG_RETENTION):
-    """Delete provider_changes rows older than ``retention`` and remember
-    the sequence number below which rows are gone."""
-    pc = tables.provider_changes
+def _prune(txn, log, counter, retention):
+    """Delete ``log`` rows older than ``retention`` and remember, in the
+    ``counter``, the sequence number below which rows are gone."""
     cutoff = txn.now - retention
-    below = txn.scalar(sa.select(sa.func.max(pc.c.seq))
-                       .where(pc.c.changed_at < cutoff))
+    below = txn.scalar(sa.select(sa.func.max(log.c.seq))
+                       .where(log.c.changed_at < cutoff))
     if below is None:
         return 0
-    deleted = txn.execute(pc.delete().where(pc.c.seq <= below)).rowcount
+    deleted = txn.execute(log.delete().where(log.c.seq <= below)).rowcount
     counters = tables.counters
     txn.execute(counters.update()
-                .where(counters.c.name == tables.CHANGES_PRUNED_COUNTER)
+                .where(counters.c.name == counter)
                 .where(counters.c.value < below + 1)
                 .values(value=below + 1))
     return deleted
+
+
+def prune_change_log(txn, retention=CHANGE_LOG_RETENTION):
+    """Prune provider_changes; the number of rows deleted."""
+    return _prune(txn, tables.provider_changes,
+                  tables.CHANGES_PRUNED_COUNTER, retention)
+
+
+def prune_host_change_log(txn, retention=CHANGE_LOG_RETENTION):
+    """Prune host_changes; the number of rows deleted."""
+    return _prune(txn, tables.host_changes,
+                  tables.HOST_CHANGES_PRUNED_COUNTER, retention)
 
 
 def writer(fn=None, *, retry_conflicts=False):

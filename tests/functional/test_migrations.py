@@ -1,25 +1,81 @@
 """Schema migrations on every engine: the migrated schema is exactly the
 tables the code declares, sync is idempotent, the standard catalog is
-seeded."""
+seeded, each revision upgrades the one before."""
 
 import multiprocessing
 
 import os_resource_classes as orc
 import os_traits
+import pytest
 import sqlalchemy as sa
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 
 from placement.db import migration, tables
-from placement.objects import resource_classes, traits
+from placement.db import store as store_mod
+from placement.objects import providers, resource_classes, traits
+from scheduler import host_records, host_state
 from tests import databases
 
 
-def test_migrated_schema_matches_tables(store):
-    with store.engine.connect() as conn:
+def _schema_differences(engine):
+    with engine.connect() as conn:
         context = MigrationContext.configure(conn,
                                              opts={"compare_type": True})
-        assert compare_metadata(context, tables.metadata) == []
+        return compare_metadata(context, tables.metadata)
+
+
+def test_migrated_schema_matches_tables(store):
+    assert _schema_differences(store.engine) == []
+
+
+@pytest.fixture
+def scratch_url(engine_name, tmp_path):
+    """A new, empty database on each engine; dropped afterwards."""
+    if engine_name == "sqlite":
+        yield f"sqlite:///{tmp_path / 'upgrade.sqlite'}"
+        return
+    try:
+        url = databases.create_scratch(engine_name)
+    except Exception as exc:  # any connection failure
+        databases.unavailable(engine_name, str(exc).splitlines()[0])
+    yield url
+    databases.drop_scratch(engine_name, url)
+
+
+def test_0002_upgrades_a_0001_database(scratch_url):
+    """The host records tables arrive next to placement's data, which
+    stays, and the host state table works on the result."""
+    conf = databases.make_conf(
+        scratch_url, {("placement_database", "sync_on_startup"): False})
+    store = store_mod.Store(conf)
+    try:
+        migration.sync(store.engine, "0001")
+        assert migration.current_revision(store.engine) == "0001"
+        rp = providers.create(store, "cn1")
+        with store.engine.begin() as conn:  # as 0001 seeded it
+            conn.execute(tables.counters.delete().where(
+                tables.counters.c.name
+                == tables.HOST_CHANGES_PRUNED_COUNTER))
+        migration.sync(store.engine)
+        assert migration.current_revision(store.engine) == "0002"
+        assert _schema_differences(store.engine) == []
+        assert providers.get(store, rp.uuid).name == "cn1"
+        assert "host_changes_pruned_below" in {
+            r.name for r in _rows(store, tables.counters)}
+        host_records.upsert_compute_node(store, rp.uuid, "cn1", "cn1",
+                                         vcpus=2)
+        table = host_state.HostStateTable(store, conf)
+        table.sync()
+        table.close()
+        assert table.vcpus_total[table.row_of(rp.uuid)] == 2
+    finally:
+        store.dispose()
+
+
+def _rows(store, table):
+    with store.engine.connect() as conn:
+        return conn.execute(sa.select(table)).all()
 
 
 def test_revision_is_head_and_sync_is_idempotent(store):

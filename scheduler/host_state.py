@@ -1,0 +1,539 @@
+"""The host state table: one row per compute node, in numpy columns.
+
+Filters build boolean masks over all rows at once and weighers float
+arrays (DESIGN.md, decision 3). Columns: free RAM and disk, vCPUs, the
+allocation ratios, instance and io-op counts, failed builds, service
+state, hypervisor type (a code) and version, cell (a code), availability
+zone (a code), aggregate membership (a boolean matrix, a column per
+aggregate) and metrics (a float column per metric name). The blobs few
+filters read (cpu_info, NUMA topology, PCI pools, stats, supported
+instances) stay Python objects: :meth:`HostStateTable.node` of a row.
+
+The table follows the database as placement's provider index does:
+
+- :meth:`~HostStateTable.sync` loads everything the first time;
+- after each commit of its own store it is told which host records
+  changed (placement.db.store.ChangeSet.hosts) and reloads just those at
+  the next sync;
+- each sync reads the ``host_changes`` rows other processes wrote since
+  the last one (one indexed query when nothing changed) and reloads only
+  the records they name.
+
+Scheduling changes the table in memory only (:meth:`consume`), as Nova's
+HostState does: free RAM, disk and vCPUs go down for the next instance of
+the same request, and stay down until the node reports again.
+
+Callers hold ``table.lock`` while they read the arrays: a sync may grow
+(replace) them.
+"""
+
+import datetime
+import threading
+import time
+
+import numpy as np
+
+from placement.db import change_cursor
+from scheduler import host_options, host_reads
+from scheduler import host_records as records
+
+_EPOCH = datetime.datetime(1970, 1, 1)
+
+# Column name -> (dtype, value of an empty row).
+_COLUMNS = {
+    "alive": (bool, False),
+    "free_ram_mb": (np.int64, 0),
+    "free_disk_mb": (np.int64, 0),
+    "total_usable_ram_mb": (np.int64, 0),
+    "total_usable_disk_gb": (np.int64, 0),
+    "disk_mb_used": (np.int64, 0),
+    "vcpus_total": (np.int64, 0),
+    "vcpus_used": (np.int64, 0),
+    "cpu_allocation_ratio": (np.float64, 0.0),
+    "ram_allocation_ratio": (np.float64, 0.0),
+    "disk_allocation_ratio": (np.float64, 0.0),
+    "num_instances": (np.int64, 0),
+    "num_io_ops": (np.int64, 0),
+    "failed_builds": (np.int64, 0),
+    "enabled": (bool, False),
+    "forced_down": (bool, False),
+    # Epoch seconds of the last heartbeat; NaN: none yet.
+    "last_seen_up": (np.float64, np.nan),
+    "hypervisor_type": (np.int32, -1),  # code in hypervisor_types
+    "hypervisor_version": (np.int64, 0),
+    "cell": (np.int32, -1),  # code in cells
+    "az": (np.int32, -1),  # code in availability_zones
+    # The node's report count, and the one consumption was applied to.
+    "generation": (np.int64, -1),
+    "consumed_generation": (np.int64, -1),
+}
+
+# What consume() changes; kept across reloads until the node reports.
+_CONSUMED = ("free_ram_mb", "free_disk_mb", "vcpus_used", "num_instances",
+             "num_io_ops")
+
+
+class Categories:
+    """Names and the small integer codes that stand for them in a column.
+    Codes are never reused, so a code read earlier keeps its meaning."""
+
+    def __init__(self):
+        self.names = []
+        self._codes = {}
+
+    def code(self, name):
+        """The code of ``name``, given one when new; -1 for None."""
+        if name is None:
+            return -1
+        code = self._codes.get(name)
+        if code is None:
+            code = self._codes[name] = len(self.names)
+            self.names.append(name)
+        return code
+
+    def find(self, name):
+        """The code of ``name``; -1 when no row ever had it."""
+        return self._codes.get(name, -1)
+
+    def name(self, code):
+        return self.names[code] if code >= 0 else None
+
+
+def _epoch(at):
+    return np.nan if at is None else (at - _EPOCH).total_seconds()
+
+
+def _int(value):
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return 0
+
+
+def _float(value):
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return np.nan
+
+
+class HostStateTable:
+    """Columnar host state for one store. ``conf``: a ConfigOpts (the
+    options of scheduler.host_options are registered on it)."""
+
+    def __init__(self, store, conf, clock=time.time):
+        host_options.register_opts(conf)
+        self.store = store
+        self.conf = conf
+        self.lock = threading.RLock()
+        self._clock = clock
+        self._cursor = change_cursor.ChangeCursor()
+        self.full_loads = 0
+        self.version = 0
+        self._clear()
+        store.add_listener(self._on_commit)
+
+    def close(self):
+        self.store.remove_listener(self._on_commit)
+
+    # -- state -----------------------------------------------------------
+
+    def _clear(self):
+        self.loaded = False
+        self.size = 0  # rows ever used: columns are valid up to here
+        self.free_rows = []
+        self.row_of_uuid = {}
+        self.rows_by_host = {}  # host -> set of rows
+        self.uuids = []
+        self.hosts = []
+        self.nodenames = []
+        self.nodes = []  # row -> host_reads.ComputeNode
+        for name, (dtype, _fill) in _COLUMNS.items():
+            setattr(self, name, np.zeros(0, dtype))
+        self.services = {}  # host -> host_reads.Service
+        self.instances = {}  # host -> {instance uuid: host_reads.Instance}
+        # Aggregates: a column each in ``aggregates`` (rows x columns).
+        self.agg_col = {}  # aggregate uuid -> column
+        self.agg_records = []  # column -> host_reads.Aggregate or None
+        self.free_agg_cols = []
+        self.host_aggs = {}  # host -> set of columns
+        self.aggregates = np.zeros((0, 0), bool)
+        self.metrics = {}  # metric name -> float64 column (NaN: absent)
+        self.hypervisor_types = Categories()
+        self.cells = Categories()
+        self.availability_zones = Categories()
+        self.dirty = set()  # (kind, ref) this process wrote
+        self.version += 1
+
+    def _grow(self, need):
+        capacity = len(self.alive)
+        if need <= capacity:
+            return
+        extra = max(need, int(capacity * 1.5) + 64) - capacity
+
+        def pad(array, fill):
+            shape = (extra,) + array.shape[1:]
+            return np.concatenate([array, np.full(shape, fill, array.dtype)])
+
+        for name, (_dtype, fill) in _COLUMNS.items():
+            setattr(self, name, pad(getattr(self, name), fill))
+        self.aggregates = pad(self.aggregates, False)
+        self.metrics = {k: pad(v, np.nan) for k, v in self.metrics.items()}
+        for names in (self.uuids, self.hosts, self.nodenames, self.nodes):
+            names.extend([None] * extra)
+
+    def _new_row(self):
+        if self.free_rows:
+            return self.free_rows.pop()
+        row = self.size
+        self._grow(row + 1)
+        self.size += 1
+        return row
+
+    def _agg_column(self, uuid):
+        if self.free_agg_cols:
+            col = self.free_agg_cols.pop()
+        else:
+            col = len(self.agg_records)
+            self.agg_records.append(None)
+            extra = np.zeros((self.aggregates.shape[0], 1), bool)
+            self.aggregates = np.concatenate([self.aggregates, extra], axis=1)
+        self.agg_col[uuid] = col
+        return col
+
+    def _metric(self, name):
+        column = self.metrics.get(name)
+        if column is None:
+            column = self.metrics[name] = np.full(len(self.alive), np.nan)
+        return column
+
+    # -- following the database -------------------------------------------
+
+    def sync(self):
+        """Bring the table up to date with the database: a full load the
+        first time, then only what changed."""
+        with self.lock:
+            if not self.loaded:
+                self.store.read(self._full_load, snapshot=True)
+            else:
+                self.store.read(self._catch_up, snapshot=True)
+
+    def reload(self):
+        """Forget everything and load it all again."""
+        with self.lock:
+            self._clear()
+            self.store.read(self._full_load, snapshot=True)
+
+    def _full_load(self, txn):
+        self._clear()
+        self._cursor.start(*host_reads.log_position(
+            txn, change_cursor.GAP_WINDOW))
+        aggs = host_reads.aggregates(txn)
+        self._apply_aggregates(aggs, aggs.keys())
+        self.services = host_reads.services(txn)
+        self.instances = host_reads.instances(txn)
+        for node in host_reads.compute_nodes(txn):
+            self._set_node(node)
+        self.loaded = True
+        self.full_loads += 1
+        self.version += 1
+
+    def _catch_up(self, txn):
+        pruned_below, changed = host_reads.changes_since(
+            txn, self._cursor.low())
+        if self._cursor.lost(pruned_below):
+            self._full_load(txn)
+            return
+        todo = set(self.dirty)
+        todo.update(entry for seq, entry in changed.items()
+                    if self._cursor.is_new(seq))
+        if todo:
+            self._load(txn, todo)
+        self.dirty.clear()
+        self._cursor.advance(changed.keys())
+
+    def _on_commit(self, changes):
+        """A commit of this process's store: reload what it touched at the
+        next sync (nothing when a sync has read it already)."""
+        if not changes.host_seqs:
+            return
+        with self.lock:
+            if self.loaded and self._cursor.take_own(changes.host_seqs):
+                self.dirty.update(changes.hosts)
+
+    def _load(self, txn, todo):
+        """Reload the records named by (kind, ref) pairs."""
+        refs = {}
+        for kind, ref in todo:
+            refs.setdefault(kind, set()).add(ref)
+        hosts = set()
+        wanted = refs.get(records.AGGREGATE)
+        if wanted:
+            hosts |= self._apply_aggregates(
+                host_reads.aggregates(txn, wanted), wanted)
+        wanted = refs.get(records.SERVICE)
+        if wanted:
+            found = host_reads.services(txn, wanted)
+            for host in wanted:
+                if host in found:
+                    self.services[host] = found[host]
+                else:
+                    self.services.pop(host, None)
+            hosts |= wanted
+        wanted = refs.get(records.INSTANCES)
+        if wanted:
+            found = host_reads.instances(txn, wanted)
+            for host in wanted:
+                if host in found:
+                    self.instances[host] = found[host]
+                else:
+                    self.instances.pop(host, None)
+        wanted = refs.get(records.NODE)
+        if wanted:
+            found = host_reads.compute_nodes(txn, wanted)
+            for uuid in wanted - {n.uuid for n in found}:
+                self._drop(uuid)
+            for node in found:
+                self._set_node(node)
+        for host in hosts:
+            for row in self.rows_by_host.get(host, ()):
+                self._set_host_columns(row)
+        self.version += 1
+
+    def _apply_aggregates(self, found, wanted):
+        """Aggregates ``wanted`` are now ``found`` (missing: deleted);
+        returns the hosts whose membership or zone may have changed."""
+        hosts = set()
+        for uuid in wanted:
+            col = self.agg_col.get(uuid)
+            old = self.agg_records[col] if col is not None else None
+            new = found.get(uuid)
+            if old is not None:
+                hosts |= old.hosts
+                for host in old.hosts:
+                    self.host_aggs.get(host, set()).discard(col)
+            if new is None:
+                if col is not None:
+                    del self.agg_col[uuid]
+                    self.agg_records[col] = None
+                    self.aggregates[:, col] = False
+                    self.free_agg_cols.append(col)
+                continue
+            if col is None:
+                col = self._agg_column(uuid)
+            self.agg_records[col] = new
+            hosts |= new.hosts
+            for host in new.hosts:
+                self.host_aggs.setdefault(host, set()).add(col)
+        return hosts
+
+    def _set_node(self, node):
+        row = self.row_of_uuid.get(node.uuid)
+        if row is None:
+            row = self._new_row()
+            self.row_of_uuid[node.uuid] = row
+            self.consumed_generation[row] = -1
+        elif self.hosts[row] != node.host:
+            self._leave_host(row)
+        keep = self.consumed_generation[row] == node.generation
+        if not keep:
+            self.consumed_generation[row] = -1
+            self.free_ram_mb[row] = node.free_ram_mb
+            least = node.disk_available_least
+            self.free_disk_mb[row] = 1024 * (
+                least if least is not None else node.free_disk_gb)
+            self.vcpus_used[row] = node.vcpus_used
+            stats = node.stats or {}
+            self.num_instances[row] = _int(stats.get("num_instances"))
+            self.num_io_ops[row] = _int(stats.get("io_workload"))
+        self.alive[row] = True
+        self.uuids[row] = node.uuid
+        self.hosts[row] = node.host
+        self.nodenames[row] = node.nodename
+        self.nodes[row] = node
+        self.rows_by_host.setdefault(node.host, set()).add(row)
+        self.total_usable_ram_mb[row] = node.memory_mb
+        self.total_usable_disk_gb[row] = node.local_gb
+        self.disk_mb_used[row] = 1024 * node.local_gb_used
+        self.vcpus_total[row] = node.vcpus
+        self.cpu_allocation_ratio[row] = node.cpu_allocation_ratio
+        self.ram_allocation_ratio[row] = node.ram_allocation_ratio
+        self.disk_allocation_ratio[row] = node.disk_allocation_ratio
+        self.failed_builds[row] = node.failed_builds
+        self.hypervisor_type[row] = self.hypervisor_types.code(
+            node.hypervisor_type)
+        self.hypervisor_version[row] = node.hypervisor_version or 0
+        self.cell[row] = self.cells.code(node.cell_uuid)
+        self.generation[row] = node.generation
+        for column in self.metrics.values():
+            column[row] = np.nan
+        for metric in node.metrics or ():
+            self._metric(metric["name"])[row] = _float(metric.get("value"))
+        self._set_host_columns(row)
+
+    def _set_host_columns(self, row):
+        """Service state, aggregates and zone: what a row gets from its
+        host."""
+        host = self.hosts[row]
+        service = self.services.get(host)
+        if service is None:
+            service = host_reads.Service(host)
+        self.enabled[row] = not service.disabled
+        self.forced_down[row] = service.forced_down
+        self.last_seen_up[row] = _epoch(service.last_seen_up)
+        cols = sorted(self.host_aggs.get(host, ()))
+        self.aggregates[row] = False
+        self.aggregates[row, cols] = True
+        zones = sorted({self.agg_records[c].metadata.get("availability_zone")
+                        for c in cols} - {None, ""})
+        self.az[row] = self.availability_zones.code(
+            ",".join(zones) or self.conf.default_availability_zone)
+
+    def _leave_host(self, row):
+        rows = self.rows_by_host.get(self.hosts[row])
+        if rows is not None:
+            rows.discard(row)
+            if not rows:
+                del self.rows_by_host[self.hosts[row]]
+
+    def _drop(self, uuid):
+        row = self.row_of_uuid.pop(uuid, None)
+        if row is None:
+            return
+        self._leave_host(row)
+        for name, (_dtype, fill) in _COLUMNS.items():
+            getattr(self, name)[row] = fill
+        self.aggregates[row] = False
+        for column in self.metrics.values():
+            column[row] = np.nan
+        self.uuids[row] = self.hosts[row] = self.nodenames[row] = None
+        self.nodes[row] = None
+        self.free_rows.append(row)
+
+    # -- rows --------------------------------------------------------------
+
+    def row_of(self, uuid):
+        """Row of the compute node ``uuid`` (its root provider); None
+        when unknown."""
+        return self.row_of_uuid.get(uuid)
+
+    def rows_for_uuids(self, uuids):
+        """Rows of these compute node uuids, as an int64 array; -1 for
+        uuids the table does not know."""
+        get = self.row_of_uuid.get
+        return np.fromiter((get(u, -1) for u in uuids), np.int64,
+                           count=len(uuids))
+
+    def rows_of_host(self, host):
+        """Rows of the nodes of ``host``, in order."""
+        return sorted(self.rows_by_host.get(host, ()))
+
+    def row_for_node(self, host, nodename):
+        for row in self.rows_by_host.get(host, ()):
+            if self.nodenames[row] == nodename:
+                return row
+        return None
+
+    def live_rows(self):
+        return np.flatnonzero(self.alive[:self.size])
+
+    def node(self, row):
+        """The compute node record of ``row``: cpu_info, numa_topology,
+        pci_device_pools, supported_instances, stats, metrics, host_ip."""
+        return self.nodes[row]
+
+    def service(self, row):
+        """The service record of ``row``'s host (disabled_reason, ...)."""
+        host = self.hosts[row]
+        return self.services.get(host) or host_reads.Service(host)
+
+    def instances_on(self, row):
+        """{instance uuid: Instance} on ``row``'s host."""
+        return self.instances.get(self.hosts[row], {})
+
+    # -- columns computed on use ------------------------------------------
+
+    def service_up(self, now=None):
+        """Rows whose compute service is up: not forced down, and a
+        heartbeat within [DEFAULT] service_down_time of ``now`` (epoch
+        seconds; default: the clock), or none yet."""
+        now = self._clock() if now is None else now
+        n = self.size
+        seen = self.last_seen_up[:n]
+        with np.errstate(invalid="ignore"):
+            recent = (np.abs(now - seen)
+                      <= self.conf.service_down_time)
+        return ((np.isnan(seen) | recent) & ~self.forced_down[:n]
+                & self.alive[:n])
+
+    def in_zone(self, zone):
+        """Rows whose host is in availability zone ``zone`` (a host in
+        several zones is in each of them)."""
+        codes = [code for code, name in
+                 enumerate(self.availability_zones.names)
+                 if zone in name.split(",")]
+        return np.isin(self.az[:self.size], codes) & self.alive[:self.size]
+
+    def hypervisor_type_code(self, name):
+        """Code of hypervisor type ``name`` in the hypervisor_type column;
+        -1 when no node has it."""
+        return self.hypervisor_types.find(name)
+
+    def cell_code(self, cell_uuid):
+        """Code of a cell in the cell column; -1 when no node is in it."""
+        return self.cells.find(cell_uuid)
+
+    def zone(self, row):
+        return self.availability_zones.name(int(self.az[row]))
+
+    def in_aggregates(self, uuids):
+        """Rows whose host is in at least one of these aggregates."""
+        cols = [self.agg_col[u] for u in uuids if u in self.agg_col]
+        return self.aggregates[:self.size, cols].any(axis=1)
+
+    def aggregates_of(self, row):
+        """Aggregate records of ``row``'s host."""
+        return [self.agg_records[c]
+                for c in np.flatnonzero(self.aggregates[row])]
+
+    def aggregate_number(self, key, how="min"):
+        """Per row, the ``how`` (min or max) of the numeric values of
+        metadata ``key`` over the row's aggregates; NaN where none of them
+        sets it (as AggregateIoOpsFilter or the weigher multipliers read
+        their per-aggregate overrides)."""
+        values = np.array([_float(r.metadata.get(key)) if r else np.nan
+                           for r in self.agg_records], np.float64)
+        n = self.size
+        if not len(values):
+            return np.full(n, np.nan)
+        member = self.aggregates[:n] & ~np.isnan(values)
+        fill = np.inf if how == "min" else -np.inf
+        picked = np.where(member, values, fill)
+        out = picked.min(axis=1) if how == "min" else picked.max(axis=1)
+        out[~member.any(axis=1)] = np.nan
+        return out
+
+    def metric(self, name):
+        """Column of metric ``name``; NaN where a node does not report
+        it."""
+        column = self.metrics.get(name)
+        if column is None:
+            return np.full(self.size, np.nan)
+        return column[:self.size]
+
+    # -- scheduling --------------------------------------------------------
+
+    def consume(self, rows, ram_mb=0, disk_mb=0, vcpus=0, instances=1,
+                io_ops=1):
+        """An instance was placed on each of ``rows`` (a row or an array;
+        a row may repeat): take its resources from the rows, so that the
+        next instance of the same request sees them gone. Stands until
+        the node reports again."""
+        rows = np.atleast_1d(np.asarray(rows, np.int64))
+        np.subtract.at(self.free_ram_mb, rows, ram_mb)
+        np.subtract.at(self.free_disk_mb, rows, disk_mb)
+        np.add.at(self.vcpus_used, rows, vcpus)
+        np.add.at(self.num_instances, rows, instances)
+        np.add.at(self.num_io_ops, rows, io_ops)
+        self.consumed_generation[rows] = self.generation[rows]
+        self.version += 1
