@@ -15,7 +15,10 @@ EXAMPLE = REPO / "etc/examples/cluster.yaml"
 
 
 @pytest.fixture
-def config(tmp_path):
+def config(tmp_path, monkeypatch):
+    # `make` exports OS_DEFAULT__STATE_PATH, which would beat the file and
+    # point every test at the developer's own database.
+    monkeypatch.delenv("OS_DEFAULT__STATE_PATH", raising=False)
     path = tmp_path / "gantt.conf"
     path.write_text(f"[DEFAULT]\nstate_path = {tmp_path / 'state'}\n")
     return ["--config-file", str(path)]
