@@ -30,22 +30,34 @@ class ProviderSummary:
     traits: list
 
 
+def distinct_rows(arrays, size):
+    """The distinct provider rows (>= 0) in ``arrays``, sorted: a mark per
+    row of the index, cheaper than a hash or sort for these sizes."""
+    if isinstance(arrays, tuple):
+        arrays = np.concatenate([np.ravel(a) for a in arrays])
+    values = np.ravel(arrays)
+    mark = np.zeros(size, bool)
+    mark[values[values >= 0]] = True
+    return np.flatnonzero(mark)
+
+
 class CandidateResult:
     def __init__(self, index, request, units, assign, anchors):
         self.request = request
         self.units = [(u.suffix, u.granular, list(u.slots)) for u in units]
         self.assign = assign
         self.anchors = anchors
-        used_rows = np.unique(assign) if assign.size else np.empty(0, int)
+        size = index.size
+        used_rows = distinct_rows(assign, size)
         if request.nested_aware:
-            rows = index.tree_rows(np.unique(index.root[used_rows]))
+            rows = index.tree_rows(distinct_rows(index.root[used_rows], size))
+            rows = distinct_rows((rows, used_rows), size)
         else:
             rows = used_rows
-        rows = np.union1d(rows, used_rows)
         self.rows = rows
         self._parent = index.parent[rows].copy()
         self._root = index.root[rows].copy()
-        named = np.union1d(rows, np.union1d(self._parent, self._root))
+        named = distinct_rows((rows, self._parent, self._root), size)
         self._uuid = {int(r): index.uuids[r] for r in named if r >= 0}
         self._has_inv = index.has_inv[rows].copy()
         self._capacity = np.floor(index.cap[rows]).astype(np.int64)

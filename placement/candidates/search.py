@@ -118,7 +118,10 @@ class Search:
         self.units = units
         common = None
         for unit in units:
-            anchors = np.unique(unit.anchors)
+            # Sorted already (by _keep_anchors): drop the repeats.
+            anchors = unit.anchors
+            if len(anchors):
+                anchors = anchors[np.r_[True, anchors[1:] != anchors[:-1]]]
             common = anchors if common is None else np.intersect1d(
                 common, anchors, assume_unique=True)
         if common is None or not len(common):
@@ -231,8 +234,12 @@ class Search:
                         providers.append(np.full(len(served), row))
             anchors = np.concatenate(anchors)
             providers = np.concatenate(providers)
-            pairs = np.unique(np.stack([anchors, providers]), axis=1)
-            anchors, providers = pairs[0], pairs[1]
+            if len(anchors) > len(tree_rows):
+                # Sharing pairs may repeat tree pairs. One int64 key per
+                # pair: a 1-D unique is far cheaper than unique(axis=1).
+                keys = np.unique(anchors.astype(np.int64) * self.n
+                                 + providers)
+                anchors, providers = keys // self.n, keys % self.n
             if in_aggs is not None:
                 keep = in_aggs[providers] | in_aggs[anchors]
                 anchors, providers = anchors[keep], providers[keep]
