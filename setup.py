@@ -68,6 +68,7 @@ setup(
         "oslo.config.opts": [
             "gantt = placement.conf:list_opts",
             "gantt.scheduler.hosts = scheduler.host_options:list_opts",
+            "gantt.scheduler = scheduler.conf:list_opts",
         ],
     },
     classifiers=[

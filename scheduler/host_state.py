@@ -55,6 +55,8 @@ _COLUMNS = {
     "num_instances": (np.int64, 0),
     "num_io_ops": (np.int64, 0),
     "failed_builds": (np.int64, 0),
+    # Free PCI devices: the sum of the node's pool counts.
+    "pci_devices": (np.int64, 0),
     "enabled": (bool, False),
     "forced_down": (bool, False),
     # Epoch seconds of the last heartbeat; NaN: none yet.
@@ -130,6 +132,12 @@ class HostStateTable:
         self._cursor = change_cursor.ChangeCursor()
         self.full_loads = 0
         self.version = 0
+        # Moves when a row is given to or taken from a node.
+        self.layout_version = 0
+        # Moves when aggregate records or memberships may have changed.
+        self.aggregate_version = 0
+        self._agg_number_cache = {}
+        self._agg_number_version = -1
         self._clear()
         store.add_listener(self._on_commit)
 
@@ -164,6 +172,8 @@ class HostStateTable:
         self.availability_zones = Categories()
         self.dirty = set()  # (kind, ref) this process wrote
         self.version += 1
+        self.layout_version = getattr(self, "layout_version", 0) + 1
+        self.aggregate_version = getattr(self, "aggregate_version", 0) + 1
 
     def _grow(self, need):
         capacity = len(self.alive)
@@ -183,6 +193,7 @@ class HostStateTable:
             names.extend([None] * extra)
 
     def _new_row(self):
+        self.layout_version += 1
         if self.free_rows:
             return self.free_rows.pop()
         row = self.size
@@ -304,6 +315,7 @@ class HostStateTable:
         """Aggregates ``wanted`` are now ``found`` (missing: deleted);
         returns the hosts whose membership or zone may have changed."""
         hosts = set()
+        self.aggregate_version += 1
         for uuid in wanted:
             col = self.agg_col.get(uuid)
             old = self.agg_records[col] if col is not None else None
@@ -360,6 +372,8 @@ class HostStateTable:
         self.ram_allocation_ratio[row] = node.ram_allocation_ratio
         self.disk_allocation_ratio[row] = node.disk_allocation_ratio
         self.failed_builds[row] = node.failed_builds
+        self.pci_devices[row] = sum(_int(pool.get("count"))
+                                    for pool in node.pci_device_pools or ())
         self.hypervisor_type[row] = self.hypervisor_types.code(
             node.hypervisor_type)
         self.hypervisor_version[row] = node.hypervisor_version or 0
@@ -374,6 +388,7 @@ class HostStateTable:
     def _set_host_columns(self, row):
         """Service state, aggregates and zone: what a row gets from its
         host."""
+        self.aggregate_version += 1
         host = self.hosts[row]
         service = self.services.get(host)
         if service is None:
@@ -400,6 +415,8 @@ class HostStateTable:
         row = self.row_of_uuid.pop(uuid, None)
         if row is None:
             return
+        self.layout_version += 1
+        self.aggregate_version += 1
         self._leave_host(row)
         for name, (_dtype, fill) in _COLUMNS.items():
             getattr(self, name)[row] = fill
@@ -501,6 +518,13 @@ class HostStateTable:
         metadata ``key`` over the row's aggregates; NaN where none of them
         sets it (as AggregateIoOpsFilter or the weigher multipliers read
         their per-aggregate overrides)."""
+        cache_key = (key, how, self.size)
+        if self._agg_number_version != self.aggregate_version:
+            self._agg_number_cache = {}
+            self._agg_number_version = self.aggregate_version
+        cached = self._agg_number_cache.get(cache_key)
+        if cached is not None:
+            return cached
         values = np.array([_float(r.metadata.get(key)) if r else np.nan
                            for r in self.agg_records], np.float64)
         n = self.size
@@ -511,6 +535,8 @@ class HostStateTable:
         picked = np.where(member, values, fill)
         out = picked.min(axis=1) if how == "min" else picked.max(axis=1)
         out[~member.any(axis=1)] = np.nan
+        out.flags.writeable = False
+        self._agg_number_cache[cache_key] = out
         return out
 
     def metric(self, name):

@@ -1,6 +1,7 @@
 """The candidates engine: a provider index kept in sync with a store, and
 searches against it."""
 
+import dataclasses
 import random
 
 from placement.candidates import index as index_mod
@@ -26,15 +27,18 @@ class CandidatesEngine:
     def close(self):
         self.index.close()
 
-    def find(self, request):
+    def find(self, request, lean=False):
         """A CandidateResult for ``request`` (a CandidatesRequest) on the
         current state of the database. Unknown resource classes or traits
-        raise ResourceClassNotFound / TraitNotFound."""
+        raise ResourceClassNotFound / TraitNotFound. ``lean``: a result
+        without provider summaries, for callers that only claim."""
         names = names_mod.resolve(self.store, request)
+        options = self.options
+        if lean:
+            options = dataclasses.replace(options, lean=True)
         with self.index.lock:
             self.index.sync()
-            return search_mod.search(self.index, request, names,
-                                     self.options)
+            return search_mod.search(self.index, request, names, options)
 
     def state_version(self):
         """A number that moves whenever the data searches read changes,

@@ -102,7 +102,9 @@ class ProviderIndex:
         # Moves on every change, and keeps counting across full reloads so
         # that a version is never seen twice for different states.
         self.version = getattr(self, "version", 0) + 1
-        self.structure_version = 0  # moves on tree, trait, aggregate changes
+        # Moves on tree, trait, aggregate and provider changes; keeps
+        # counting across full reloads too.
+        self.structure_version = getattr(self, "structure_version", 0) + 1
         self._derived = {}
         self.cursor = change_cursor.ChangeCursor(self._clock)
         self.dirty = set()  # provider ids to reload

@@ -42,11 +42,17 @@ def distinct_rows(arrays, size):
 
 
 class CandidateResult:
-    def __init__(self, index, request, units, assign, anchors):
+    def __init__(self, index, request, units, assign, anchors, lean=False):
         self.request = request
         self.units = [(u.suffix, u.granular, list(u.slots)) for u in units]
         self.assign = assign
         self.anchors = anchors
+        self.lean = lean
+        if lean:
+            # Allocation requests and anchors only: a copy of the row ->
+            # uuid list is all they read.
+            self._uuid = list(index.uuids)
+            return
         size = index.size
         used_rows = distinct_rows(assign, size)
         if request.nested_aware:
@@ -57,7 +63,8 @@ class CandidateResult:
         self.rows = rows
         self._parent = index.parent[rows].copy()
         self._root = index.root[rows].copy()
-        named = distinct_rows((rows, self._parent, self._root), size)
+        named = distinct_rows((rows, self._parent, self._root, anchors),
+                              size)
         self._uuid = {int(r): index.uuids[r] for r in named if r >= 0}
         self._has_inv = index.has_inv[rows].copy()
         self._capacity = np.floor(index.cap[rows]).astype(np.int64)
@@ -79,30 +86,42 @@ class CandidateResult:
     def provider_uuids(self, rows):
         return [self._uuid[int(r)] for r in rows]
 
+    def anchor_uuids(self):
+        """The root provider uuid of each candidate's tree: the compute
+        node it places on."""
+        uuid = self._uuid
+        return [uuid[a] for a in self.anchors.tolist()]
+
+    def allocation_request(self, i):
+        """The AllocationRequest of candidate ``i``."""
+        return self._allocation_request(self.assign[i].tolist())
+
     def allocation_requests(self):
         """AllocationRequest per candidate."""
+        return [self._allocation_request(combo)
+                for combo in self.assign.tolist()]
+
+    def _allocation_request(self, combo):
         uuid = self._uuid
-        units = self.units
-        out = []
-        for combo in self.assign.tolist():
-            allocations = {}
-            mappings = {}
-            for (suffix, _granular, slots), row in zip(units, combo,
-                                                        strict=True):
-                provider = uuid[row]
-                if slots:
-                    resources = allocations.setdefault(provider, {})
-                    for rc, _col, amount in slots:
-                        resources[rc] = resources.get(rc, 0) + amount
-                mapped = mappings.setdefault(suffix, [])
-                if provider not in mapped:
-                    mapped.append(provider)
-            out.append(AllocationRequest(allocations, mappings))
-        return out
+        allocations = {}
+        mappings = {}
+        for (suffix, _granular, slots), row in zip(self.units, combo,
+                                                    strict=True):
+            provider = uuid[row]
+            if slots:
+                resources = allocations.setdefault(provider, {})
+                for rc, _col, amount in slots:
+                    resources[rc] = resources.get(rc, 0) + amount
+            mapped = mappings.setdefault(suffix, [])
+            if provider not in mapped:
+                mapped.append(provider)
+        return AllocationRequest(allocations, mappings)
 
     def provider_summaries(self):
         """{uuid: ProviderSummary} for every provider of every tree that
         takes part (only the providers used, before microversion 1.29)."""
+        if self.lean:
+            raise ValueError("a lean result has no provider summaries")
         names = self._names()
         out = {}
         for i, row in enumerate(self.rows.tolist()):

@@ -56,6 +56,8 @@ class Options:
     breadth_first: bool = True
     randomize: bool = False
     rng: random.Random = None
+    # Results without provider summaries (the scheduler's): cheaper.
+    lean: bool = False
 
 
 class Search:
@@ -494,7 +496,8 @@ class Search:
         if limit is not None and limit < len(assign):
             assign, anchors = assign[:limit], anchors[:limit]
         return result_mod.CandidateResult(
-            self.index, self.request, self.units, assign, anchors)
+            self.index, self.request, self.units, assign, anchors,
+            lean=self.options.lean)
 
 
 def _round_robin(generators):

@@ -1,9 +1,10 @@
-"""gantt-manage: database schema and cloud files.
+"""gantt-manage: database schema, cloud files, trial scheduling.
 
     gantt-manage [--config-file F] db sync        bring the schema up to date
     gantt-manage [--config-file F] db version     show the schema revision
     gantt-manage [--config-file F] cloud load FILE
     gantt-manage [--config-file F] cloud show [--format table|json]
+    gantt-manage [--config-file F] schedule SPEC [--claim] [--explain]
 
 Exit status: 0 on success, 2 for a file or argument that cannot be used,
 1 for any other failure.
@@ -20,6 +21,8 @@ from placement import errors
 from placement.cloudfile import loader, report
 from placement.db import migration
 from placement.db import store as store_mod
+from scheduler import cli as scheduler_cli
+from scheduler import errors as scheduler_errors
 from scheduler import host_state
 
 LOG = logging.getLogger(__name__)
@@ -89,6 +92,8 @@ def _add_parsers(subparsers):
     show.add_argument("--format", choices=["table", "json"], default="table")
     show.set_defaults(run=cloud_show)
 
+    scheduler_cli.add_parser(subparsers)
+
 
 def build_conf(argv):
     conf = cfg.ConfigOpts()
@@ -116,6 +121,13 @@ def main(argv=None):
     except loader.CloudFileError as exc:
         print(f"gantt-manage: {exc}", file=sys.stderr)
         return 2
+    except (scheduler_cli.SpecFileError,
+            scheduler_errors.InvalidRequestSpec) as exc:
+        print(f"gantt-manage: {exc.message}", file=sys.stderr)
+        return 2
+    except scheduler_errors.SchedulerError as exc:
+        print(f"gantt-manage: {exc.message}", file=sys.stderr)
+        return 1
     except errors.PlacementError as exc:
         print(f"gantt-manage: {exc.message}", file=sys.stderr)
         return 1

@@ -10,12 +10,11 @@ were told succeeded, within every provider's capacity.
 """
 
 import collections
-import multiprocessing
-import queue as queue_mod
 
 import pytest
 
 from placement.objects import allocations, consumers, inventories
+from tests import workers
 from tests.functional import alloc_helpers as h
 
 Inventory = inventories.Inventory
@@ -37,27 +36,9 @@ ALLOWED = {f"placement.errors.{name}" for name in h.REFUSALS}
 
 
 def _run_workers(db_url, job):
-    ctx = multiprocessing.get_context("spawn")
-    barrier = ctx.Barrier(WORKERS)
-    results = ctx.Queue()
-    procs = [ctx.Process(target=h.claim_worker,
-                         args=(db_url, dict(job, seed=seed), barrier,
-                               results))
-             for seed in range(WORKERS)]
-    for proc in procs:
-        proc.start()
-    reports = []
-    try:
-        for _ in procs:
-            reports.append(results.get(timeout=180))
-    except queue_mod.Empty:
-        pytest.fail(f"only {len(reports)} of {WORKERS} workers reported")
-    finally:
-        for proc in procs:
-            proc.join(timeout=30)
-            if proc.is_alive():
-                proc.kill()
-                proc.join()
+    reports = workers.run(h.claim_worker,
+                          [(db_url, dict(job, seed=seed))
+                           for seed in range(WORKERS)])
     crashes = [r["crash"] for r in reports if r["crash"]]
     assert not crashes, crashes[0]
     return reports

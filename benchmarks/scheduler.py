@@ -1,0 +1,156 @@
+"""select_destinations, embedded: candidates, default filters, every
+weigher and the claim, on a fresh SQLite file.
+
+    .venv/bin/python -m benchmarks.scheduler [--decisions 200]
+        [--sizes 1000,5000,10000,100000] [--db URL]
+
+Each cloud has N compute nodes, known to placement (VCPU 64, MEMORY_MB
+262144, DISK_GB 4096 root providers, in 10 aggregates) and to the host
+state table (a compute node record each, half of them in a second cell),
+built in one transaction. On each cloud:
+
+- single: ``--decisions`` one-instance requests (2 vCPUs, 4 GB, 20 GB),
+  each a select_destinations call with a new instance uuid, so each
+  claims in placement; p50 / p99 per decision and decisions/s over the
+  whole run (sustained: the cloud fills as it goes);
+- multi: ``--decisions / 10`` ten-instance requests, the same flavor;
+  per-request p50 / p99 and instances placed per second.
+
+Default filters ([filter_scheduler] enabled_filters as Nova's), every
+weigher (weight_classes = all). Prints one JSON document with inputs,
+CPU count and the figures next to the targets: 1,000 hosts <= 2 ms p50;
+5,000 hosts >= 1,000 decisions/s; 100,000 hosts <= 100 ms p50.
+"""
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+
+import numpy as np
+
+from placement.db import store as store_mod
+from placement.objects import aggregates, inventories, providers
+from scheduler import host_records, manager
+from tests import databases
+
+Inv = inventories.Inventory
+CELLS = ("5a0e0a39-0000-4000-8000-000000000001",
+         "5a0e0a39-0000-4000-8000-000000000002")
+FLAVOR = {"vcpus": 2, "memory_mb": 4096, "root_gb": 20}
+TARGETS = {1000: ("p50_ms", 2.0), 5000: ("decisions_per_s", 1000.0),
+           100000: ("p50_ms", 100.0)}
+
+
+def _store(url):
+    conf = databases.make_conf(url)
+    store = store_mod.Store.open(conf)
+    databases.wipe(store.engine)
+    store.dispose()
+    return store_mod.Store.open(conf)
+
+
+def build(store, n):
+    aggs = [str(uuid.uuid4()) for _ in range(10)]
+
+    def load(txn):
+        for i in range(n):
+            rp = providers.create(txn, f"cn{i}")
+            inventories.replace_all(txn, rp.uuid, None, [
+                Inv("VCPU", 64), Inv("MEMORY_MB", 262144),
+                Inv("DISK_GB", 4096)])
+            aggregates.set_for_provider(txn, rp.uuid, [aggs[i % 10]])
+            host_records.upsert_compute_node(
+                txn, rp.uuid, f"host{i}", f"cn{i}",
+                cell_uuid=CELLS[i % 2], hypervisor_type="QEMU",
+                hypervisor_version=8002000 + i % 7,
+                vcpus=64, memory_mb=262144, local_gb=4096,
+                cpu_allocation_ratio=1.0)
+    store.write(load)
+
+
+def _stats(samples_s):
+    ms = sorted(s * 1000 for s in samples_s)
+    return {"p50_ms": round(statistics.median(ms), 3),
+            "p99_ms": round(ms[min(len(ms) - 1, int(len(ms) * 0.99))], 3),
+            "count": len(ms)}
+
+
+def run_requests(scheduler, count, instances):
+    spec = {"flavor": FLAVOR, "project_id": "bench", "user_id": "bench",
+            "num_instances": instances}
+    samples = []
+    start = time.perf_counter()
+    for _ in range(count):
+        ids = [str(uuid.uuid4()) for _ in range(instances)]
+        t0 = time.perf_counter()
+        out = scheduler.select_destinations(None, spec, ids)
+        samples.append(time.perf_counter() - t0)
+        assert len(out) == instances
+    wall = time.perf_counter() - start
+    figures = _stats(samples)
+    figures["decisions_per_s"] = round(count / wall, 1)
+    figures["instances_per_s"] = round(count * instances / wall, 1)
+    return figures
+
+
+def scenario(url, n, decisions):
+    store = _store(url)
+    t0 = time.perf_counter()
+    build(store, n)
+    built = time.perf_counter() - t0
+    scheduler = manager.Scheduler(store.conf, store=store)
+    t0 = time.perf_counter()
+    # Warm-up: loads the provider index and the host state table.
+    scheduler.select_destinations(None, {"flavor": FLAVOR}, None)
+    warm = time.perf_counter() - t0
+    out = {"hosts": n, "build_s": round(built, 1),
+           "first_call_s": round(warm, 2),
+           "single": run_requests(scheduler, decisions, 1),
+           "multi10": run_requests(scheduler, max(3, decisions // 10), 10)}
+    target = TARGETS.get(n)
+    if target:
+        key, bar = target
+        value = out["single"][key]
+        out["target"] = {key: bar, "value": value,
+                         "met": value <= bar if key == "p50_ms"
+                         else value >= bar}
+    scheduler.close()
+    store.dispose()
+    return out
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--decisions", type=int, default=200)
+    parser.add_argument("--sizes", default="1000,5000,10000,100000")
+    parser.add_argument("--db", help="database URL (default: SQLite file)")
+    args = parser.parse_args(argv)
+    url = args.db or "sqlite:///" + os.path.join(
+        tempfile.mkdtemp(prefix="gantt-bench-sched-"), "placement.sqlite")
+    sizes = [int(s) for s in args.sizes.split(",") if s]
+    results = {}
+    for n in sizes:
+        print(f"running {n} hosts", file=sys.stderr)
+        results[str(n)] = scenario(url, n, args.decisions)
+    print(json.dumps({
+        "benchmark": "select_destinations, embedded, claims included",
+        "inputs": {"database": url.split(":", 1)[0],
+                   "decisions": args.decisions, "sizes": sizes,
+                   "flavor": FLAVOR, "filters": "default",
+                   "weighers": "all"},
+        "cpu_count": os.cpu_count(),
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "results": results,
+    }, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,99 @@
+"""``gantt-manage schedule``: one select_destinations call from the
+command line, on the cloud in the database: what would the scheduler
+pick for this request, and why.
+
+    gantt-manage schedule SPEC.json [--claim] [--explain] [--format json]
+
+SPEC is a request spec in gantt's JSON form (a file, or - for standard
+input). Without ``--claim`` nothing is written: the picks are what the
+scheduler would do now. With it, the instances get new uuids and their
+allocations are claimed in placement, as a conductor's call would.
+"""
+
+import json
+import sys
+import uuid
+
+from scheduler import errors, manager
+
+
+class SpecFileError(errors.SchedulerError):
+    """The spec file cannot be read or parsed."""
+
+
+def add_parser(subparsers):
+    parser = subparsers.add_parser(
+        "schedule", help="pick hosts for a request spec (JSON), with "
+                         "alternates; --explain says why")
+    parser.add_argument("spec", help="request spec file (JSON), - for stdin")
+    parser.add_argument("--claim", action="store_true",
+                        help="claim the picks in placement for new "
+                             "instance uuids (default: a dry run)")
+    parser.add_argument("--explain", action="store_true",
+                        help="per filter: hosts removed and why; per "
+                             "weigher: raw, normalised and final weights")
+    parser.add_argument("--format", choices=["table", "json"],
+                        default="table")
+    parser.set_defaults(run=run)
+
+
+def _read(path):
+    try:
+        text = sys.stdin.read() if path == "-" else open(path).read()
+    except OSError as exc:
+        raise SpecFileError(f"{path}: {exc.strerror}") from None
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise SpecFileError(f"{path}: not JSON: {exc}") from None
+
+
+def run(conf):
+    args = conf.command
+    data = _read(args.spec)
+    scheduler = manager.Scheduler(conf)
+    try:
+        spec = manager.request_spec.RequestSpec.from_dict(data)
+        ids = ([str(uuid.uuid4()) for _ in range(spec.num_instances)]
+               if args.claim else None)
+        decision = scheduler.schedule(spec, ids, explain=args.explain)
+    finally:
+        scheduler.close()
+    out = {"instances": [
+        {"instance_uuid": ids[i] if ids else None,
+         "selections": [s.to_dict() for s in sels]}
+        for i, sels in enumerate(decision.selections)]}
+    if decision.explain is not None:
+        out["explain"] = decision.explain
+    if args.format == "json":
+        print(json.dumps(out, indent=2, sort_keys=True))
+    else:
+        print(render(out))
+
+
+def render(out):
+    lines = []
+    for i, item in enumerate(out["instances"], 1):
+        chosen, *alternates = item["selections"]
+        claimed = (f" (claimed for {item['instance_uuid']})"
+                   if item["instance_uuid"] else "")
+        lines.append(f"instance {i}: {chosen['service_host']} / "
+                     f"{chosen['nodename']}{claimed}")
+        for alt in alternates:
+            lines.append(f"  alternate: {alt['service_host']} / "
+                         f"{alt['nodename']}")
+    explain = out.get("explain")
+    if explain:
+        lines.append(f"query: {explain.get('query', '(none: rebuild)')}")
+        for i, turn in enumerate(explain.get("instances", ()), 1):
+            lines.append(f"instance {i}: {turn['candidate_hosts']} "
+                         "candidate hosts")
+            for f in turn["filters"]:
+                lines.append(f"  {f['name']}: {f['before']} -> "
+                             f"{f['after']}")
+                for host, why in sorted(f["rejected"].items()):
+                    lines.append(f"    {host}: {why}")
+            best = sorted(turn["weights"].items(), key=lambda kv: -kv[1])
+            for host, weight in best[:10]:
+                lines.append(f"  weight {weight:10.4f}  {host}")
+    return "\n".join(lines)

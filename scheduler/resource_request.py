@@ -1,0 +1,453 @@
+"""From a RequestSpec to an allocation candidates query, as Nova builds it.
+
+The flavor gives the unsuffixed group's VCPU, MEMORY_MB and DISK_GB
+(DISK_GB = root + ephemeral + swap rounded up to GB; no root disk when
+booting from volume). Flavor extra specs then override and add:
+``resources[S]:CLASS=N``, ``trait[S]:NAME=required|forbidden``,
+``group_policy``, ``hw:cpu_policy`` (dedicated: PCPU instead of VCPU,
+one more with ``hw:emulator_threads_policy=isolate``; mixed: PCPU for
+``hw:cpu_dedicated_mask``, VCPU for the rest) and ``hw:cpu_thread_policy``
+with either (isolate: no HW_CPU_HYPERTHREADING; require:
+HW_CPU_HYPERTHREADING), also from the image's ``hw_cpu_policy`` /
+``hw_cpu_thread_policy``. Suffixed groups that ask VCPU or PCPU replace
+the flavor's vcpus. Image ``trait:NAME=required``
+properties are required traits. The requested_resources groups (ports,
+devices) become suffixed groups named by their requester_id.
+
+Then Nova's request filters:
+
+- the availability zone becomes member_of its zone aggregates (for the
+  default zone: not a member of any zone aggregate; Nova's placement
+  filter leaves that case open, its removed AvailabilityZoneFilter
+  closed it);
+- COMPUTE_STATUS_DISABLED is a forbidden root trait, always;
+- ``[scheduler] limit_tenants_to_placement_aggregate``: member_of the
+  aggregates whose ``filter_tenant_id*`` metadata names the project;
+- ``query_placement_for_image_type_support``: the root must have
+  COMPUTE_IMAGE_TYPE_<disk format> (not when booting from volume);
+- ``enable_isolated_aggregate_filtering``: aggregates requiring a trait
+  (``trait:NAME=required`` metadata) the request does not ask for are
+  forbidden (the traits of every group count);
+- ``image_metadata_prefilter``: hw_cdrom_bus, hw_disk_bus,
+  hw_video_model and hw_vif_model become required COMPUTE_* traits;
+- a requested destination becomes in_tree (host and node) and member_of
+  / forbidden member_of (its aggregates).
+
+``limit`` is ``[scheduler] max_placement_results``, left out when a
+server group or a same_host / different_host hint could need hosts a
+limit would cut off, when hosts are forced, and when a requested
+destination host has several nodes.
+
+A dedicated-CPU request also carries a fallback query asking VCPU, for
+compute nodes that do not report PCPU yet, unless ``[workarounds]
+disable_fallback_pcpu_query`` is set. The manager runs the fallback only
+when the main query finds nothing.
+"""
+
+import dataclasses
+import math
+import re
+import urllib.parse
+
+import os_traits
+
+from placement.candidates import request as cand
+from scheduler import errors
+
+_RESOURCES = re.compile(r"^resources([a-zA-Z0-9_-]{0,64}):(.+)$")
+_TRAIT = re.compile(r"^trait([a-zA-Z0-9_-]{0,64}):(.+)$")
+_KNOWN_TRAITS = frozenset(os_traits.get_traits())
+_HYPERTHREADING = "HW_CPU_HYPERTHREADING"
+_DISABLED = "COMPUTE_STATUS_DISABLED"
+# Image property -> trait prefix, for image_metadata_prefilter.
+_IMAGE_TRAIT_PREFIXES = {
+    "hw_cdrom_bus": "COMPUTE_STORAGE_BUS_",
+    "hw_disk_bus": "COMPUTE_STORAGE_BUS_",
+    "hw_video_model": "COMPUTE_GRAPHICS_MODEL_",
+    "hw_vif_model": "COMPUTE_NET_VIF_MODEL_",
+}
+# Hints whose hosts a placement limit could drop.
+_UNLIMITED_HINTS = ("group", "same_host", "different_host")
+
+
+class NoHostsPossible(errors.SchedulerError):
+    """The request rules out every host before placement is asked (an
+    unknown zone or destination, a project without its aggregate)."""
+
+
+@dataclasses.dataclass
+class Group:
+    suffix: str = ""
+    resources: dict = dataclasses.field(default_factory=dict)
+    required: set = dataclasses.field(default_factory=set)
+    forbidden: set = dataclasses.field(default_factory=set)
+    # Each entry: a set of any-of aggregate uuids; entries are ANDed.
+    member_of: list = dataclasses.field(default_factory=list)
+    forbidden_aggs: set = dataclasses.field(default_factory=set)
+    in_tree: str | None = None
+
+
+@dataclasses.dataclass
+class ResourceRequest:
+    groups: dict  # suffix -> Group; "" is the unsuffixed group
+    group_policy: str | None = None
+    limit: int | None = None
+    root_required: set = dataclasses.field(default_factory=set)
+    root_forbidden: set = dataclasses.field(default_factory=set)
+    same_subtree: list = dataclasses.field(default_factory=list)
+    # Host-side limits a placement query cannot say: the allowed host
+    # names and cell (None: any).
+    hosts: frozenset | None = None
+    cell: str | None = None
+    # The VCPU query to try when this (PCPU) one finds nothing.
+    fallback: "ResourceRequest | None" = None
+
+    @property
+    def unsuffixed(self):
+        return self.groups[""]
+
+    def candidates_request(self):
+        """The placement.candidates request for this query."""
+        groups = []
+        for suffix, g in self.groups.items():
+            resources = {rc: n for rc, n in g.resources.items() if n}
+            if suffix and not resources and not g.required \
+                    and not g.member_of:
+                continue
+            groups.append(cand.RequestGroup(
+                suffix=suffix, resources=resources,
+                required_traits=tuple(frozenset([t])
+                                      for t in sorted(g.required)),
+                forbidden_traits=frozenset(g.forbidden),
+                member_of=tuple(frozenset(m) for m in g.member_of),
+                forbidden_aggs=frozenset(g.forbidden_aggs),
+                in_tree=g.in_tree))
+        return cand.CandidatesRequest(
+            groups=tuple(groups), limit=self.limit,
+            group_policy=self.group_policy,
+            root_required=frozenset(self.root_required),
+            root_forbidden=frozenset(self.root_forbidden),
+            same_subtrees=tuple(tuple(s) for s in self.same_subtree))
+
+    def query(self):
+        """The GET /allocation_candidates query string (microversion
+        1.39) that asks the same: for explain output and logs."""
+        pairs = []
+        for suffix, g in self.groups.items():
+            resources = ",".join(f"{rc}:{n}" for rc, n in
+                                 sorted(g.resources.items()) if n)
+            if resources:
+                pairs.append((f"resources{suffix}", resources))
+            traits = sorted(g.required) + sorted(f"!{t}" for t in
+                                                 g.forbidden)
+            if traits:
+                pairs.append((f"required{suffix}", ",".join(traits)))
+            for any_of in g.member_of:
+                pairs.append((f"member_of{suffix}",
+                              "in:" + ",".join(sorted(any_of))))
+            if g.forbidden_aggs:
+                pairs.append((f"member_of{suffix}",
+                              "!in:" + ",".join(sorted(g.forbidden_aggs))))
+            if g.in_tree:
+                pairs.append((f"in_tree{suffix}", g.in_tree))
+        roots = sorted(self.root_required) + sorted(
+            f"!{t}" for t in self.root_forbidden)
+        if roots:
+            pairs.append(("root_required", ",".join(roots)))
+        for subtree in self.same_subtree:
+            pairs.append(("same_subtree", ",".join(subtree)))
+        if self.group_policy:
+            pairs.append(("group_policy", self.group_policy))
+        if self.limit:
+            pairs.append(("limit", str(self.limit)))
+        return urllib.parse.urlencode(pairs, safe=":,!")
+
+
+def from_spec(spec, conf, table):
+    """The ResourceRequest of ``spec`` (a RequestSpec) for hosts in
+    ``table`` (a HostStateTable: aggregates and nodes, lock held).
+    Raises InvalidRequestSpec for bad extra specs and NoHostsPossible
+    when the request filters leave no host."""
+    specs = dict(spec.flavor.extra_specs)
+    image = dict(spec.image.properties)
+    request = ResourceRequest(groups={"": Group()})
+    _flavor_resources(request, spec)
+    _extra_specs(request, specs)
+    if "resources:VCPU" not in specs and any(
+            {"VCPU", "PCPU"} & g.resources.keys()
+            for suffix, g in request.groups.items() if suffix):
+        # CPUs asked per group (a group per NUMA node): the flavor's
+        # vcpus are those, not more on top.
+        request.unsuffixed.resources.pop("VCPU", None)
+    cpu_policy = specs.get("hw:cpu_policy") or image.get("hw_cpu_policy")
+    fallback = None
+    if cpu_policy in ("dedicated", "mixed"):
+        fallback = _pcpu(request, spec, specs, image, cpu_policy)
+    _image_traits(request, image)
+    _requested_groups(request, spec)
+    level = spec.request_level_params
+    request.root_required.update(level.root_required)
+    request.root_forbidden.update(level.root_forbidden)
+    request.same_subtree.extend(list(s) for s in level.same_subtree)
+    _request_filters(request, spec, conf, table)
+    if not request.group_policy and len(request.groups) > 2:
+        # Placement needs a policy with several suffixed groups; Nova
+        # sends none for the groups of ports when the flavor is silent.
+        request.group_policy = "none"
+    request.limit = _limit(spec, conf)
+    if request.hosts is not None and request.unsuffixed.in_tree is None:
+        request.limit = None  # several nodes: a limit could cut some off
+    if fallback is not None and \
+            not conf.workarounds.disable_fallback_pcpu_query:
+        request.fallback = _as_fallback(request, fallback)
+    return request
+
+
+def _flavor_resources(request, spec):
+    flavor = spec.flavor
+    disk = flavor.ephemeral_gb + math.ceil(flavor.swap / 1024)
+    if not spec.is_bfv:
+        disk += flavor.root_gb
+    request.unsuffixed.resources.update(
+        VCPU=flavor.vcpus, MEMORY_MB=flavor.memory_mb, DISK_GB=disk)
+
+
+def _group(request, suffix):
+    group = request.groups.get(suffix)
+    if group is None:
+        group = request.groups[suffix] = Group(suffix)
+    return group
+
+
+def _bad(key, why):
+    raise errors.InvalidRequestSpec(f"flavor.extra_specs.{key}: {why}")
+
+
+def _extra_specs(request, specs):
+    for key, value in specs.items():
+        if key == "group_policy":
+            if value not in ("none", "isolate"):
+                _bad(key, f"expected none or isolate, got {value!r}")
+            request.group_policy = value
+            continue
+        found = _RESOURCES.match(key)
+        if found:
+            suffix, rc = found.groups()
+            try:
+                amount = int(value)
+            except ValueError:
+                _bad(key, f"expected an integer, got {value!r}")
+            if amount < 0:
+                _bad(key, f"expected 0 or more, got {amount}")
+            _group(request, suffix).resources[rc] = amount
+            continue
+        found = _TRAIT.match(key)
+        if found:
+            suffix, trait = found.groups()
+            if value == "required":
+                _group(request, suffix).required.add(trait)
+            elif value == "forbidden":
+                _group(request, suffix).forbidden.add(trait)
+            else:
+                _bad(key, f"expected required or forbidden, got {value!r}")
+
+
+def _cpuset(text, what):
+    """Cpu ids of a Nova cpuset string such as "0-3,^2,6"."""
+    include, exclude = set(), set()
+    for part in text.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        target = exclude if part.startswith("^") else include
+        part = part.lstrip("^")
+        try:
+            if "-" in part:
+                low, high = (int(x) for x in part.split("-", 1))
+                if low > high:
+                    raise ValueError
+                target.update(range(low, high + 1))
+            else:
+                target.add(int(part))
+        except ValueError:
+            _bad(what, f"not a CPU set: {text!r}")
+    return include, exclude
+
+
+def _pcpu(request, spec, specs, image, policy):
+    """Turn the flavor's VCPU into PCPU (dedicated) or a PCPU/VCPU split
+    (mixed); returns the VCPU amount of the fallback query, or None."""
+    vcpus = spec.flavor.vcpus
+    group = request.unsuffixed
+    asked = {k.split(":", 1)[1] for k in specs if k.startswith("resources:")}
+    if asked & {"PCPU", "VCPU"}:
+        return None  # the operator spelt the classes out: keep them
+    thread = specs.get("hw:cpu_thread_policy") or image.get(
+        "hw_cpu_thread_policy")
+    if thread == "isolate":
+        group.forbidden.add(_HYPERTHREADING)
+    elif thread == "require":
+        group.required.add(_HYPERTHREADING)
+    elif thread not in (None, "prefer"):
+        _bad("hw:cpu_thread_policy",
+             f"expected prefer, isolate or require, got {thread!r}")
+    if policy == "dedicated":
+        emulator = specs.get("hw:emulator_threads_policy") or image.get(
+            "hw_emulator_threads_policy")
+        group.resources.pop("VCPU", None)
+        # An isolated emulator thread takes a dedicated CPU of its own.
+        group.resources["PCPU"] = vcpus + (emulator == "isolate")
+        return vcpus
+    mask = specs.get("hw:cpu_dedicated_mask")
+    if not mask:
+        _bad("hw:cpu_dedicated_mask", "required with hw:cpu_policy=mixed")
+    include, exclude = _cpuset(mask, "hw:cpu_dedicated_mask")
+    every = set(range(vcpus))
+    dedicated = (every - exclude) if not include else (include - exclude)
+    if not dedicated or not dedicated <= every or dedicated == every:
+        _bad("hw:cpu_dedicated_mask",
+             f"must name some but not all of the {vcpus} vCPUs: {mask!r}")
+    group.resources["PCPU"] = len(dedicated)
+    group.resources["VCPU"] = vcpus - len(dedicated)
+    return None
+
+
+def _as_fallback(request, vcpus):
+    fallback = dataclasses.replace(
+        request, fallback=None,
+        groups={s: dataclasses.replace(
+            g, resources=dict(g.resources), required=set(g.required),
+            forbidden=set(g.forbidden)) for s, g in request.groups.items()})
+    group = fallback.unsuffixed
+    group.resources.pop("PCPU", None)
+    group.resources["VCPU"] = vcpus
+    group.required.discard(_HYPERTHREADING)
+    group.forbidden.discard(_HYPERTHREADING)
+    return fallback
+
+
+def _image_traits(request, image):
+    for key, value in image.items():
+        if key.startswith("trait:") and value == "required":
+            request.unsuffixed.required.add(key[len("trait:"):])
+    for trait in image.get("traits_required") or ():
+        request.unsuffixed.required.add(trait)
+
+
+def _requested_groups(request, spec):
+    for i, g in enumerate(spec.requested_resources):
+        suffix = re.sub(r"[^a-zA-Z0-9_-]", "_",
+                        g.requester_id or f"_group{i + 1}")[:64]
+        group = _group(request, suffix)
+        group.resources.update(g.resources)
+        group.required.update(g.required_traits)
+        group.forbidden.update(g.forbidden_traits)
+        group.member_of.extend(set(a) for a in g.aggregates)
+        if g.in_tree:
+            group.in_tree = g.in_tree
+
+
+def _limit(spec, conf):
+    if spec.instance_group is not None or spec.force_hosts \
+            or spec.force_nodes:
+        return None
+    if any(spec.scheduler_hints.get(h) for h in _UNLIMITED_HINTS):
+        return None
+    return conf.scheduler.max_placement_results
+
+
+# -- request filters ---------------------------------------------------------
+
+def _request_filters(request, spec, conf, table):
+    request.root_forbidden.add(_DISABLED)
+    aggregates = [r for r in table.agg_records if r is not None]
+    _availability_zone(request, spec, conf, aggregates)
+    if conf.scheduler.limit_tenants_to_placement_aggregate:
+        _tenant_aggregates(request, spec, conf, aggregates)
+    if conf.scheduler.query_placement_for_image_type_support \
+            and not spec.is_bfv:  # the image never reaches the host disk
+        fmt = spec.image.disk_format
+        trait = f"COMPUTE_IMAGE_TYPE_{(fmt or '').upper()}"
+        if fmt and trait in _KNOWN_TRAITS:
+            request.root_required.add(trait)
+    if conf.scheduler.image_metadata_prefilter:
+        for prop, prefix in _IMAGE_TRAIT_PREFIXES.items():
+            value = spec.image.properties.get(prop)
+            if isinstance(value, str):
+                trait = prefix + value.upper().replace("-", "_")
+                if trait in _KNOWN_TRAITS:
+                    request.unsuffixed.required.add(trait)
+    if conf.scheduler.enable_isolated_aggregate_filtering:
+        _isolated_aggregates(request, aggregates)
+    if spec.requested_destination is not None:
+        _destination(request, spec.requested_destination, table)
+
+
+def _availability_zone(request, spec, conf, aggregates):
+    zone = spec.availability_zone
+    if not zone:
+        return
+    zoned = {a.uuid: a.metadata.get("availability_zone")
+             for a in aggregates if a.metadata.get("availability_zone")}
+    members = {u for u, z in zoned.items() if z == zone}
+    if members:
+        request.unsuffixed.member_of.append(members)
+    elif zone == conf.default_availability_zone:
+        if zoned:
+            request.unsuffixed.forbidden_aggs.update(zoned)
+    else:
+        raise NoHostsPossible(f"availability zone {zone!r} has no hosts")
+
+
+def _tenant_aggregates(request, spec, conf, aggregates):
+    project = spec.project_id
+    mine = set()
+    for agg in aggregates:
+        for key, value in agg.metadata.items():
+            if key.startswith("filter_tenant_id") and project in {
+                    v.strip() for v in value.split(",")}:
+                mine.add(agg.uuid)
+    if mine:
+        request.unsuffixed.member_of.append(mine)
+    elif conf.scheduler.placement_aggregate_required_for_tenants:
+        raise NoHostsPossible(
+            f"project {project} is in no aggregate's filter_tenant_id and "
+            "[scheduler] placement_aggregate_required_for_tenants is set")
+
+
+def _isolated_aggregates(request, aggregates):
+    asked = set().union(*(g.required for g in request.groups.values()))
+    for agg in aggregates:
+        needs = {k[len("trait:"):] for k, v in agg.metadata.items()
+                 if k.startswith("trait:") and v == "required"}
+        if needs and not needs <= asked:
+            request.unsuffixed.forbidden_aggs.add(agg.uuid)
+
+
+def _destination(request, dest, table):
+    group = request.unsuffixed
+    if dest.host or dest.node:
+        rows = _destination_rows(table, dest)
+        if not rows:
+            raise NoHostsPossible(
+                f"requested destination host {dest.host!r} node "
+                f"{dest.node!r} is not a known compute node")
+        if len(rows) == 1:
+            group.in_tree = table.uuids[rows[0]]
+        request.hosts = frozenset(table.hosts[r] for r in rows)
+    for entry in dest.aggregates:
+        group.member_of.append({a.strip() for a in entry.split(",")
+                                if a.strip()})
+    group.forbidden_aggs.update(dest.forbidden_aggregates)
+    if dest.cell:
+        request.cell = dest.cell
+
+
+def _destination_rows(table, dest):
+    if dest.host and dest.node:
+        row = table.row_for_node(dest.host, dest.node)
+        return [] if row is None else [row]
+    if dest.host:
+        return table.rows_of_host(dest.host)
+    return [r for r in table.live_rows().tolist()
+            if table.nodenames[r] == dest.node]

@@ -1,0 +1,286 @@
+"""select_destinations end to end on SQLite: picks, claims, alternates,
+all-or-nothing, rebuilds, forced and ignored hosts, lost races, the PCPU
+fallback and explain."""
+
+import json
+import random
+import uuid as uuidlib
+
+import pytest
+
+from placement import direct
+from scheduler import errors, manager
+from tests.scheduler import cloud as cloud_mod
+
+FLAVOR = {"vcpus": 2, "memory_mb": 1024, "root_gb": 10}
+CELL_A = "0a1b2c3d-0000-4000-8000-00000000000a"
+CELL_B = "0a1b2c3d-0000-4000-8000-00000000000b"
+
+
+@pytest.fixture
+def placement(cloud):
+    return direct.PlacementDirect(cloud.store)
+
+
+@pytest.fixture
+def make(cloud):
+    made = []
+
+    def build(overrides=None):
+        for (group, name), value in (overrides or {}).items():
+            cloud.set(group, name, value)
+        s = manager.Scheduler(cloud.conf, store=cloud.store,
+                              rng=random.Random(7),
+                              clock=lambda: cloud_mod.NOW)
+        made.append(s)
+        return s
+
+    yield build
+    for s in made:
+        s.close()
+
+
+def spec(**fields):
+    data = {"flavor": dict(FLAVOR), "project_id": "p1", "user_id": "u1"}
+    data.update(fields)
+    return data
+
+
+def ids(n):
+    return [str(uuidlib.uuid4()) for _ in range(n)]
+
+
+def hosts(cloud, placement, sizes, cell=CELL_A):
+    """Hosts n0, n1, ... with the given memory (MB); 8 vCPUs, 100 GB."""
+    return [cloud_mod.add_host(cloud, placement, f"n{i}", memory_mb=m,
+                               cell=cell)
+            for i, m in enumerate(sizes)]
+
+
+def used(placement, uuid):
+    """{class: amount} in use on the provider (classes in use only)."""
+    return {rc: n for rc, n in placement.get_provider_usages(uuid)[1].items()
+            if n}
+
+
+def test_picks_most_free_ram_and_claims(cloud, placement, make):
+    uuids = hosts(cloud, placement, [4096, 16384, 8192])
+    s = make()
+    [[chosen, *alternates]] = s.select_destinations(
+        None, spec(), ids(1))
+    assert chosen.nodename == "n1"
+    assert chosen.compute_node_uuid == uuids[1]
+    assert used(placement, uuids[1]) == {
+        "VCPU": 2, "MEMORY_MB": 1024, "DISK_GB": 10}
+    assert used(placement, uuids[0]) == {}
+    request = json.loads(chosen.allocation_request)
+    assert request["allocations"] == {uuids[1]: {"resources": {
+        "VCPU": 2, "MEMORY_MB": 1024, "DISK_GB": 10}}}
+    assert chosen.allocation_request_version == "1.39"
+    assert chosen.cell_uuid == CELL_A
+    assert chosen.availability_zone == "nova"
+    # Two alternates (max_attempts 3), best first, each with its own
+    # allocation request, none claimed.
+    assert [a.nodename for a in alternates] == ["n2", "n0"]
+    for alt in alternates:
+        body = json.loads(alt.allocation_request)
+        assert list(body["allocations"]) == [alt.compute_node_uuid]
+
+
+def test_instances_spread_as_host_state_is_consumed(cloud, placement, make):
+    hosts(cloud, placement, [8192, 8192, 8192])
+    s = make()
+    out = s.select_destinations(None, spec(num_instances=3), ids(3))
+    assert sorted(sel[0].nodename for sel in out) == ["n0", "n1", "n2"]
+
+
+def test_alternates_same_cell_never_a_chosen_host(cloud, placement, make):
+    for i, cell in enumerate([CELL_A, CELL_A, CELL_B, CELL_A, CELL_B]):
+        cloud_mod.add_host(cloud, placement, f"n{i}",
+                           memory_mb=16384 - 1024 * i, cell=cell)
+    s = make({("scheduler", "max_attempts"): 4})
+    out = s.select_destinations(None, spec(num_instances=2), ids(2))
+    chosen = {sel[0].nodename for sel in out}
+    assert chosen == {"n0", "n1"}
+    for sel in out:
+        alternates = [a.nodename for a in sel[1:]]
+        assert alternates == ["n3"]  # the only other cell-A host
+        assert not set(alternates) & chosen
+
+
+def test_all_or_nothing(cloud, placement, make):
+    # Room for 2 instances of 4 vCPUs in all: the third fails, and the
+    # two claims made are removed.
+    uuids = [cloud_mod.add_host(cloud, placement, f"n{i}", vcpus=4)
+             for i in range(2)]
+    s = make()
+    s.table.sync()
+    before = [int(s.table.free_ram_mb[s.table.row_of(u)]) for u in uuids]
+    with pytest.raises(manager.NoValidHost) as caught:
+        s.schedule(spec(flavor=dict(FLAVOR, vcpus=4), num_instances=3),
+                   ids(3))
+    assert "instance 3 of 3" in caught.value.message
+    for u in uuids:
+        assert used(placement, u) == {}
+    after = [int(s.table.free_ram_mb[s.table.row_of(u)]) for u in uuids]
+    assert after == before
+
+
+def test_no_claims_without_instance_uuids(cloud, placement, make):
+    [uuid] = hosts(cloud, placement, [8192])
+    s = make()
+    [[chosen]] = s.select_destinations(None, spec(), None)
+    assert chosen.nodename == "n0"
+    assert used(placement, uuid) == {}
+
+
+def test_old_return_form(cloud, placement, make):
+    hosts(cloud, placement, [8192])
+    s = make()
+    [dest] = s.select_destinations(None, spec(), ids(1),
+                                   return_objects=False)
+    assert dest["host"] == "n0" and dest["nodename"] == "n0"
+    assert "limits" in dest
+
+
+def test_no_alternates_when_not_asked(cloud, placement, make):
+    hosts(cloud, placement, [8192, 8192])
+    s = make()
+    out = s.select_destinations(None, spec(), ids(1),
+                                return_alternates=False)
+    assert len(out) == 1 and len(out[0]) == 1
+
+
+def test_disabled_host_filtered_and_reason_given(cloud, placement, make):
+    hosts(cloud, placement, [16384, 8192, 4096])
+    cloud.service("n0", enabled=False, disabled_reason="maintenance")
+    s = make()
+    decision = s.schedule(spec(), ids(1), explain=True)
+    assert decision.selections[0][0].nodename == "n1"
+    [turn] = decision.explain["instances"]
+    compute = next(f for f in turn["filters"] if f["name"] == "ComputeFilter")
+    assert compute["before"] == 3 and compute["after"] == 2
+    assert "maintenance" in compute["rejected"]["n0"]
+    assert set(turn["weights"]) == {"n1", "n2"}
+    ram = turn["weighers"]["RAMWeigher"]
+    assert ram["raw"] == {"n1": 8192.0, "n2": 4096.0}
+    assert turn["weights"]["n1"] > turn["weights"]["n2"]
+    assert "root_required=!COMPUTE_STATUS_DISABLED" in \
+        decision.explain["query"]
+
+
+def test_no_valid_host_says_where_hosts_went(cloud, placement, make):
+    hosts(cloud, placement, [8192])
+    cloud.service("n0", enabled=False)
+    s = make()
+    with pytest.raises(manager.NoValidHost) as caught:
+        s.schedule(spec(), ids(1))
+    assert "ComputeFilter removed 1" in caught.value.message
+
+
+def test_forced_host_skips_filters(cloud, placement, make):
+    hosts(cloud, placement, [16384, 8192])
+    cloud.service("n1", enabled=False)
+    s = make()
+    [[chosen, *alternates]] = s.select_destinations(
+        None, spec(force_hosts=["n1"]), ids(1))
+    assert chosen.nodename == "n1" and alternates == []
+
+
+def test_ignored_hosts(cloud, placement, make):
+    hosts(cloud, placement, [16384, 8192])
+    s = make()
+    [[chosen, *_]] = s.select_destinations(
+        None, spec(ignore_hosts=["n0"]), ids(1))
+    assert chosen.nodename == "n1"
+
+
+def test_rebuild_claims_nothing_and_skips_compute_filter(
+        cloud, placement, make):
+    uuids = hosts(cloud, placement, [8192, 8192])
+    cloud.service("n0", enabled=False)
+    s = make()
+    [[chosen]] = s.select_destinations(None, spec(
+        scheduler_hints={"_nova_check_type": ["rebuild"]},
+        requested_destination={"host": "n0", "node": "n0"}), ids(1))
+    assert chosen.nodename == "n0"
+    assert chosen.allocation_request is None
+    assert used(placement, uuids[0]) == {}
+
+
+def test_lost_race_goes_to_next_host(cloud, placement, make):
+    uuids = hosts(cloud, placement, [16384, 8192])
+    s = make()
+    original = s.engine.find
+
+    def find_then_fill(request, lean=False):
+        # Another scheduler takes all of n0 between search and claim.
+        result = original(request, lean=lean)
+        if request.groups[0].in_tree is None:
+            placement.put_allocations(
+                str(uuidlib.uuid4()), {uuids[0]: {"VCPU": 8}},
+                project_id="other", user_id="other")
+        return result
+
+    s.engine.find = find_then_fill
+    [[chosen, *_]] = s.select_destinations(None, spec(), ids(1))
+    assert chosen.nodename == "n1"
+    assert used(placement, uuids[0]) == {"VCPU": 8}
+
+
+def test_pcpu_request_falls_back_to_vcpu(cloud, placement, make):
+    [uuid] = hosts(cloud, placement, [8192])
+    s = make()
+    dedicated = dict(FLAVOR, extra_specs={"hw:cpu_policy": "dedicated"})
+    [[chosen]] = s.select_destinations(None, spec(flavor=dedicated), ids(1))
+    assert chosen.nodename == "n0"
+    assert used(placement, uuid)["VCPU"] == 2
+
+
+def test_pcpu_fallback_can_be_disabled(cloud, placement, make):
+    hosts(cloud, placement, [8192])
+    s = make({("workarounds", "disable_fallback_pcpu_query"): True})
+    dedicated = dict(FLAVOR, extra_specs={"hw:cpu_policy": "dedicated"})
+    with pytest.raises(manager.NoValidHost):
+        s.schedule(spec(flavor=dedicated), ids(1))
+
+
+def test_unknown_zone_is_no_valid_host(cloud, placement, make):
+    hosts(cloud, placement, [8192])
+    s = make()
+    with pytest.raises(errors.SchedulerError) as caught:
+        s.schedule(spec(availability_zone="mars"), ids(1))
+    assert "mars" in caught.value.message
+
+
+def test_zone_becomes_member_of(cloud, placement, make):
+    agg = cloud_mod.uuid_of("agg-z1")
+    hosts(cloud, placement, [16384])
+    cloud_mod.add_host(cloud, placement, "n1", memory_mb=8192,
+                       aggregates=[agg])
+    cloud.aggregate("z1", ["n1"], availability_zone="z1")
+    s = make()
+    [[chosen]] = s.select_destinations(
+        None, spec(availability_zone="z1"), ids(1))
+    assert chosen.nodename == "n1" and chosen.availability_zone == "z1"
+    # The default zone keeps out of z1.
+    [[chosen, *_]] = s.select_destinations(
+        None, spec(availability_zone="nova"), ids(1))
+    assert chosen.nodename == "n0"
+
+
+def test_instance_holding_allocations_is_refused(cloud, placement, make):
+    [uuid] = hosts(cloud, placement, [8192])
+    s = make()
+    [instance] = ids(1)
+    placement.put_allocations(instance, {uuid: {"VCPU": 1}},
+                              project_id="p1", user_id="u1")
+    with pytest.raises(errors.SchedulerError) as caught:
+        s.schedule(spec(), [instance])
+    assert "holds allocations already" in caught.value.message
+
+
+def test_bad_spec_is_invalid(cloud, placement, make):
+    s = make()
+    with pytest.raises(errors.InvalidRequestSpec):
+        s.schedule({"flavor": {"vcpus": 0}}, ids(1))

@@ -1,0 +1,55 @@
+"""The host weigher protocol.
+
+A weigher gives a raw float per candidate row: ``raw(request, rows)``
+(a scheduler.host_request.HostRequest and an int64 row array). The
+scheduler normalises each weigher's raw values to [0, 1] over the hosts
+that passed the filters (min-max; all equal -> all 0, as Nova does; a
+weigher may fix ``minval``/``maxval``), multiplies by the weigher's
+multiplier per host and adds the products up. The multiplier is the
+config option ``multiplier_option`` of ``multiplier_group``, replaced per
+host by the lowest value of aggregate metadata ``aggregate_key`` over the
+host's aggregates, where one sets it.
+"""
+
+import numpy as np
+
+
+class BaseWeigher:
+    name = None
+    multiplier_group = "filter_scheduler"
+    multiplier_option = None
+    # Aggregate metadata key overriding the multiplier; None: the
+    # option's name.
+    aggregate_key = None
+    minval = None
+    maxval = None
+
+    def __init__(self, conf):
+        self.conf = conf
+
+    def raw(self, request, rows):
+        raise NotImplementedError
+
+    def configured_multiplier(self):
+        return float(getattr(getattr(self.conf, self.multiplier_group),
+                             self.multiplier_option))
+
+    def multipliers(self, request, rows):
+        """The multiplier of each row: the option, or the lowest
+        aggregate override."""
+        key = self.aggregate_key or self.multiplier_option
+        override = request.table.aggregate_number(key, "min")[rows]
+        return np.where(np.isnan(override), self.configured_multiplier(),
+                        override)
+
+
+def normalize(values, minval=None, maxval=None):
+    """Min-max to [0, 1]; all zeros when every value is the same."""
+    values = np.asarray(values, np.float64)
+    if not len(values):
+        return values
+    low = values.min() if minval is None else float(minval)
+    high = values.max() if maxval is None else float(maxval)
+    if high == low:
+        return np.zeros(len(values))
+    return (values - low) / (high - low)
