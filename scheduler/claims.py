@@ -6,6 +6,7 @@ fresh state or moves on."""
 import enum
 
 from placement import errors as placement_errors
+from placement.objects import allocations
 from scheduler import errors
 
 # Retries of one allocation request after a concurrent update: each
@@ -36,6 +37,32 @@ def claim(placement, consumer_uuid, allocation_request, project_id,
             raise errors.SchedulerError(
                 f"instance {consumer_uuid} holds allocations already: "
                 "remove them before scheduling it again") from None
+        except placement_errors.ConcurrentUpdate:
+            continue
+        except placement_errors.InvalidInventory:
+            return Outcome.NO_ROOM
+        except (placement_errors.AllocationProviderNotFound,
+                placement_errors.NotFound):
+            return Outcome.GONE
+    return Outcome.RACE
+
+
+def claim_all(placement, writes, project_id, user_id):
+    """Allocate each (consumer uuid, AllocationRequest) of ``writes`` to
+    its new consumer in one transaction: all of them or none; an
+    Outcome."""
+    batch = [allocations.ConsumerAllocations(
+        consumer, wanted.allocations, project_id=project_id,
+        user_id=user_id, consumer_generation=None)
+        for consumer, wanted in writes]
+    for _ in range(1 + CONCURRENT_RETRIES):
+        try:
+            placement.post_allocations(batch)
+            return Outcome.CLAIMED
+        except placement_errors.ConsumerGenerationConflict as exc:
+            raise errors.SchedulerError(
+                f"an instance of the request holds allocations already: "
+                f"{exc}") from None
         except placement_errors.ConcurrentUpdate:
             continue
         except placement_errors.InvalidInventory:

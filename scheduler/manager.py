@@ -233,11 +233,13 @@ class _Run:
     def go(self):
         rows, by_row, result = self.candidates()
         self.by_row, self.result = by_row, result
-        self.s.filters.start_request()
-        turns = []
+        turns = None
         try:
-            for i in range(self.count):
-                turns.append(self.place(i, rows))
+            if len(self.uuids) > 1 and not self.rebuild:
+                turns = self.place_together(rows)
+            if turns is None:
+                self.s.filters.start_request()
+                turns = [self.place(i, rows) for i in range(self.count)]
         except BaseException:
             self.roll_back()
             raise
@@ -246,8 +248,9 @@ class _Run:
                       for i, (chosen, ordered) in enumerate(turns)]
         return Decision(selections, self.explain)
 
-    def place(self, i, rows):
-        """Place instance ``i``: (chosen row, weighed rows best first)."""
+    def rank(self, i, rows):
+        """Filter and weigh for instance ``i``: (weighed rows best first,
+        filter runs, rows that passed)."""
         request = self.request
         forced = self.forced(rows)
         if forced is not None:
@@ -262,16 +265,56 @@ class _Run:
         ordered = self.order(passed, weights)
         if self.explain is not None:
             self.record(i, rows, runs, passed, weights, weigh_explain)
-        for row in ordered:
-            if self.claim(i, row):
-                request.chosen_rows.append(row)
-                return row, ordered
+        return ordered, runs, passed
+
+    def no_valid_host(self, i, rows, runs, passed):
         why = host_filtering.summary(runs, len(rows))
         if len(passed):
             why += f"; {len(passed)} passed the filters but none could " \
                    "be claimed"
-        raise NoValidHost(
+        return NoValidHost(
             f"no valid host for instance {i + 1} of {self.count}: {why}")
+
+    def place(self, i, rows):
+        """Place and claim instance ``i``: (chosen row, weighed rows best
+        first)."""
+        ordered, runs, passed = self.rank(i, rows)
+        for row in ordered:
+            if self.claim(i, row):
+                self.request.chosen_rows.append(row)
+                return row, ordered
+        raise self.no_valid_host(i, rows, runs, passed)
+
+    def place_together(self, rows):
+        """Pick a host for every instance, then claim them all in one
+        transaction: one commit instead of one per instance, and
+        all-or-nothing by construction. None when that claim fails (a
+        host filled up meanwhile, or two picks did not fit one host):
+        the caller then places the instances one claim at a time."""
+        self.s.filters.start_request()
+        turns, writes = [], []
+        for i in range(self.count):
+            ordered, runs, passed = self.rank(i, rows)
+            row = next((r for r in ordered if self.by_row.get(r)), None)
+            if row is None:
+                raise self.no_valid_host(i, rows, runs, passed)
+            wanted = self.first_request(row)
+            writes.append((self.uuids[i], wanted))
+            self.consume(row)
+            self.request.chosen_rows.append(row)
+            turns.append((row, ordered))
+        outcome = claims.claim_all(self.s.placement, writes, self.project,
+                                   self.user)
+        if outcome is claims.Outcome.CLAIMED:
+            self.claimed = [consumer for consumer, _ in writes]
+            self.allocation = {i: w for i, (_, w) in enumerate(writes)}
+            return turns
+        self.roll_back()
+        self.consumed, self.claimed = [], []
+        self.request.chosen_rows.clear()
+        if self.explain is not None:
+            self.explain["instances"] = []
+        return None
 
     def order(self, rows, weights):
         """Rows best first: shuffled among equal best weights when asked,

@@ -284,3 +284,35 @@ def test_bad_spec_is_invalid(cloud, placement, make):
     s = make()
     with pytest.raises(errors.InvalidRequestSpec):
         s.schedule({"flavor": {"vcpus": 0}}, ids(1))
+
+
+def test_request_claimed_in_one_go_falls_back_one_by_one(
+        cloud, placement, make):
+    # The host table says n0 has far more free RAM, so both instances
+    # are first picked there; placement has room for one only (4 vCPUs):
+    # the joint claim fails and the one-by-one path puts the second on
+    # n1.
+    uuids = [cloud_mod.add_host(cloud, placement, "n0", vcpus=4,
+                                memory_mb=65536),
+             cloud_mod.add_host(cloud, placement, "n1", vcpus=8,
+                                memory_mb=8192)]
+    s = make()
+    flavor = dict(FLAVOR, vcpus=4)
+    out = s.select_destinations(None, spec(flavor=flavor, num_instances=2),
+                                ids(2))
+    assert sorted(sel[0].nodename for sel in out) == ["n0", "n1"]
+    assert used(placement, uuids[0])["VCPU"] == 4
+    assert used(placement, uuids[1])["VCPU"] == 4
+
+
+def test_request_claimed_in_one_transaction(cloud, placement, make):
+    uuids = hosts(cloud, placement, [8192, 8192, 8192])
+    s = make()
+    commits = []
+    s.store.add_listener(commits.append)
+    instances = ids(3)
+    s.select_destinations(None, spec(num_instances=3), instances)
+    assert len(commits) == 1
+    assert sum(used(placement, u)["VCPU"] for u in uuids) == 6
+    for instance in instances:
+        assert placement.get_allocations(instance).allocations
