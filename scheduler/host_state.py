@@ -224,10 +224,15 @@ class HostStateTable:
         """Bring the table up to date with the database: a full load the
         first time, then only what changed."""
         with self.lock:
+            self.store.read(self.sync_in, snapshot=True)
+
+    def sync_in(self, txn):
+        """sync() inside the caller's read transaction ``txn``."""
+        with self.lock:
             if not self.loaded:
-                self.store.read(self._full_load, snapshot=True)
+                self._full_load(txn)
             else:
-                self.store.read(self._catch_up, snapshot=True)
+                self._catch_up(txn)
 
     def reload(self):
         """Forget everything and load it all again."""
@@ -538,6 +543,19 @@ class HostStateTable:
         out.flags.writeable = False
         self._agg_number_cache[cache_key] = out
         return out
+
+    def aggregate_number_or(self, key, default, how="min"):
+        """aggregate_number with ``default`` where no aggregate of the row
+        sets ``key``; cached the same way (the weighers ask for it on
+        every request)."""
+        cache_key = (key, how, self.size, "or", default)
+        found = self.aggregate_number(key, how)  # also resets the cache
+        cached = self._agg_number_cache.get(cache_key)
+        if cached is None:
+            cached = np.where(np.isnan(found), default, found)
+            cached.flags.writeable = False
+            self._agg_number_cache[cache_key] = cached
+        return cached
 
     def metric(self, name):
         """Column of metric ``name``; NaN where a node does not report

@@ -127,9 +127,18 @@ class Scheduler:
                 f"{spec.num_instances}")
         project, user = _owner(spec, context)
         with self._lock, self.table.lock:
-            self.table.sync()
+            self.sync()
             run = _Run(self, spec, uuids, count, project, user, explain)
             return run.go()
+
+    def sync(self):
+        """Bring the host state table and the provider index up to date
+        in one read transaction (one round trip instead of two)."""
+        def both(txn):
+            self.table.sync_in(txn)
+            self.engine.index.sync_in(txn)
+        with self.table.lock, self.engine.index.lock:
+            self.store.read(both, snapshot=True)
 
 
 def _owner(spec, context):
@@ -186,10 +195,13 @@ class _Run:
             return self.restrict(rows, None), _CandidatesByRow(), None
         rr = resource_request.from_spec(self.spec, self.conf, self.table)
         self.rr = rr
-        result = self.s.engine.find(rr.candidates_request(), lean=True)
+        # Scheduler.sync has just brought the index up to date.
+        result = self.s.engine.find(rr.candidates_request(), lean=True,
+                                    sync=False)
         if not len(result) and rr.fallback is not None:
             rr = self.rr = rr.fallback
-            result = self.s.engine.find(rr.candidates_request(), lean=True)
+            result = self.s.engine.find(rr.candidates_request(), lean=True,
+                                        sync=False)
         if self.explain is not None:
             self.explain["query"] = rr.query()
             self.explain["candidates"] = len(result)

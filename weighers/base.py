@@ -38,9 +38,8 @@ class BaseWeigher:
         """The multiplier of each row: the option, or the lowest
         aggregate override."""
         key = self.aggregate_key or self.multiplier_option
-        override = request.table.aggregate_number(key, "min")[rows]
-        return np.where(np.isnan(override), self.configured_multiplier(),
-                        override)
+        return request.table.aggregate_number_or(
+            key, self.configured_multiplier(), "min")[rows]
 
 
 def normalize(values, minval=None, maxval=None):

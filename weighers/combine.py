@@ -35,6 +35,10 @@ def weigh(request, rows, weighers, explain=False):
     if len(rows) <= 1:
         return total, details
     for weigher in weighers:
+        multiplier = np.asarray(weigher.multipliers(request, rows),
+                                np.float64)
+        if not explain and not multiplier.any():
+            continue  # weighs every row 0: no need to compute it
         raw = np.asarray(weigher.raw(request, rows), np.float64)
         # Nova keeps raw values within the weigher's bounds first, so that
         # e.g. overcommitted (negative) free RAM counts as none.
@@ -42,8 +46,6 @@ def weigh(request, rows, weighers, explain=False):
         if weigher.minval is not None or weigher.maxval is not None:
             bounded = np.clip(raw, weigher.minval, weigher.maxval)
         normalized = base.normalize(bounded, weigher.minval, weigher.maxval)
-        multiplier = np.asarray(weigher.multipliers(request, rows),
-                                np.float64)
         weighted = multiplier * normalized
         total += weighted
         if explain:

@@ -27,17 +27,20 @@ class CandidatesEngine:
     def close(self):
         self.index.close()
 
-    def find(self, request, lean=False):
+    def find(self, request, lean=False, sync=True):
         """A CandidateResult for ``request`` (a CandidatesRequest) on the
         current state of the database. Unknown resource classes or traits
         raise ResourceClassNotFound / TraitNotFound. ``lean``: a result
-        without provider summaries, for callers that only claim."""
+        without provider summaries, for callers that only claim.
+        ``sync=False``: search the index as it stands (the caller has
+        just brought it up to date with ``index.sync_in``)."""
         names = names_mod.resolve(self.store, request)
         options = self.options
         if lean:
             options = dataclasses.replace(options, lean=True)
         with self.index.lock:
-            self.index.sync()
+            if sync:
+                self.index.sync()
             return search_mod.search(self.index, request, names, options)
 
     def state_version(self):

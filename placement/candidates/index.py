@@ -173,10 +173,16 @@ class ProviderIndex:
     def sync(self):
         """Bring the index up to date with the database."""
         with self.lock:
+            self.store.read(self.sync_in, snapshot=True)
+
+    def sync_in(self, txn):
+        """sync() inside the caller's read transaction ``txn`` (a caller
+        that follows more than one cache reads them all in one)."""
+        with self.lock:
             if not self.loaded:
-                self.store.read(self._full_load, snapshot=True)
+                self._full_load(txn)
             else:
-                self.store.read(self._catch_up, snapshot=True)
+                self._catch_up(txn)
 
     def reload(self):
         """Forget everything and load it all again."""

@@ -2,12 +2,14 @@
 of random tiny clouds and requests (SQLite; the engine reads the same
 index whatever the database)."""
 
+import dataclasses
 import os
 
 import hypothesis
 import pytest
 from hypothesis import strategies as st
 
+from placement.candidates import engine as engine_mod
 from placement.candidates import request as rq
 from placement.candidates import search
 from placement.db import migration
@@ -186,3 +188,52 @@ def test_summaries_cover_the_trees(scratch, data):
             assert used_now == p.used.get(rc, 0)
         assert set(summary.traits) == p.traits
         assert summary.root_provider_uuid == uuids[cloud.root(names[uuid])]
+
+
+@hypothesis.settings(max_examples=EXAMPLES // 4, deadline=None,
+                     suppress_health_check=list(hypothesis.HealthCheck))
+@hypothesis.given(data=st.data())
+def test_limit_keeps_the_first_candidates(scratch, data):
+    """Unshuffled, ``limit=k`` answers the first k candidates of the
+    unlimited answer, in the same order (the engine may then stop
+    generating early: search.Search.enumerate_prefix)."""
+    cloud = data.draw(clouds(), label="cloud")
+    request = data.draw(requests(list(cloud.providers)), label="request")
+    _fresh(scratch)
+    uuids = ch.load(scratch, cloud)
+    engine = engine_mod.CandidatesEngine(scratch)
+    try:
+        full = ch.engine_keys(engine.find(ch.with_uuids(request, uuids)),
+                              uuids)
+        k = data.draw(st.integers(0, len(full) + 1), label="limit")
+        limited = dataclasses.replace(request, limit=k)
+        got = ch.engine_keys(engine.find(ch.with_uuids(limited, uuids)),
+                             uuids)
+    finally:
+        engine.close()
+    assert got == full[:k]
+
+
+def test_limit_grows_the_prefix_past_rejected_anchors(scratch):
+    # 60 flat roots; two granular groups of 3 VCPU fit together only on
+    # every tenth root (8 VCPU, the others 4): a limit of 4 has to look
+    # well past the first anchors.
+    cloud = ref.Cloud({f"r{i:02d}": ref.Provider(inventory={
+        "VCPU": ref.Inv(total=8 if i % 10 == 9 else 4)}) for i in range(60)})
+    request = rq.CandidatesRequest(
+        groups=(rq.RequestGroup(suffix="1", resources={"VCPU": 3}),
+                rq.RequestGroup(suffix="2", resources={"VCPU": 3})),
+        group_policy="none")
+    _fresh(scratch)
+    uuids = ch.load(scratch, cloud)
+    engine = engine_mod.CandidatesEngine(scratch)
+    try:
+        full = ch.engine_keys(engine.find(ch.with_uuids(request, uuids)),
+                              uuids)
+        limited = ch.engine_keys(engine.find(ch.with_uuids(
+            dataclasses.replace(request, limit=4), uuids)), uuids)
+    finally:
+        engine.close()
+    assert set(full) == ref.candidates(cloud, request)
+    assert len(full) == 6
+    assert limited == full[:4]

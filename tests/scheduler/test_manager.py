@@ -213,9 +213,9 @@ def test_lost_race_goes_to_next_host(cloud, placement, make):
     s = make()
     original = s.engine.find
 
-    def find_then_fill(request, lean=False):
+    def find_then_fill(request, lean=False, sync=True):
         # Another scheduler takes all of n0 between search and claim.
-        result = original(request, lean=lean)
+        result = original(request, lean=lean, sync=sync)
         if request.groups[0].in_tree is None:
             placement.put_allocations(
                 str(uuidlib.uuid4()), {uuids[0]: {"VCPU": 8}},
