@@ -41,6 +41,7 @@ setup(
         "keystonemiddleware>=10.0,<14",
         "gunicorn>=22.0,<28",
         "orjson>=3.9,<4",
+        "requests>=2.25,<3",
     ],
     extras_require={
         "test": [
@@ -61,6 +62,7 @@ setup(
         "console_scripts": [
             "gantt-manage = placement.cmd.manage:main",
             "gantt-placement-api = placement.cmd.api:main",
+            "gantt-scheduler = rpc.service:main",
         ],
         "oslo.policy.policies": [
             "gantt = placement.api.policies:list_rules",
@@ -69,6 +71,10 @@ setup(
             "gantt = placement.conf:list_opts",
             "gantt.scheduler.hosts = scheduler.host_options:list_opts",
             "gantt.scheduler = scheduler.conf:list_opts",
+            "gantt.rpc = rpc.conf:list_opts",
+        ],
+        "oslo.config.opts.defaults": [
+            "gantt.rpc = rpc.conf:set_sample_defaults",
         ],
     },
     classifiers=[

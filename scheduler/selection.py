@@ -5,9 +5,11 @@ Selection objects carry them."""
 import dataclasses
 import json
 
-# The allocation request format version (mappings since 1.34; the query
-# features used are of 1.39).
-ALLOCATION_REQUEST_VERSION = "1.39"
+# The placement microversion a caller claims an allocation request at
+# (the body has mappings since 1.34). Nova 34's scheduler says 1.36 and
+# its conductor claims at that version; from 1.38 a claim would also need
+# a consumer_type, which Nova's alternates path does not send.
+ALLOCATION_REQUEST_VERSION = "1.36"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -30,8 +32,10 @@ class Selection:
 
     def host_dict(self):
         """The old form (return_objects=False): host, nodename, limits."""
+        # Nova's legacy reply leaves unset limits out: {} when none is.
         return {"host": self.service_host, "nodename": self.nodename,
-                "limits": dict(self.limits)}
+                "limits": {k: v for k, v in self.limits.items()
+                           if v is not None}}
 
 
 def allocation_request_json(request):

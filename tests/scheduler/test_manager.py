@@ -76,7 +76,7 @@ def test_picks_most_free_ram_and_claims(cloud, placement, make):
     request = json.loads(chosen.allocation_request)
     assert request["allocations"] == {uuids[1]: {"resources": {
         "VCPU": 2, "MEMORY_MB": 1024, "DISK_GB": 10}}}
-    assert chosen.allocation_request_version == "1.39"
+    assert chosen.allocation_request_version == "1.36"
     assert chosen.cell_uuid == CELL_A
     assert chosen.availability_zone == "nova"
     # Two alternates (max_attempts 3), best first, each with its own

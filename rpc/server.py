@@ -1,0 +1,409 @@
+"""The scheduler's RPC endpoints, and the oslo.messaging server that
+serves them.
+
+- :class:`SchedulerEndpoint`: Nova's scheduler RPC API 4.x (target
+  version 4.5): ``select_destinations`` and the fanout casts that keep
+  host records current (aggregates, instances).
+- :class:`BaseEndpoint`: the ``baseapi`` namespace every Nova service
+  answers (``ping``).
+- :class:`HostInfoEndpoint`: gantt's ``update_host_info``, for what
+  compute hosts report that placement does not hold.
+
+Calls with arguments the scheduler cannot use fail with
+rpc.errors.InvalidRequest and change nothing; a cast cannot answer, so a
+bad one is logged (a warning, one line) and changes nothing. Host record
+writes are idempotent: every scheduler process gets each fanout cast and
+writes the same values; each process's host state table then catches up
+from the database's change log before its next request.
+"""
+
+import datetime
+import uuid as uuidlib
+
+import oslo_messaging
+import sqlalchemy as sa
+from oslo_log import log as logging
+
+from placement.db import tables
+from rpc import conf as rpc_conf
+from rpc import errors
+from rpc import serializer as serializer_mod
+from scheduler import errors as scheduler_errors
+from scheduler import host_records, resource_request
+from scheduler import manager as manager_mod
+from scheduler import request_spec as request_spec_mod
+
+LOG = logging.getLogger(__name__)
+
+# spec_obj not sent at all (RPC API 4.0-4.2): the legacy dicts are used.
+_NOT_SENT = object()
+
+# Errors of the records layer that mean "bad argument".
+_RECORD_ERRORS = (host_records.HostRecordError, host_records.HostNotFound)
+
+
+def _invalid(message):
+    LOG.warning("Refused a request: %s", message)
+    return errors.InvalidRequest(message)
+
+
+class SchedulerEndpoint:
+    """Nova's scheduler manager, on gantt's Scheduler."""
+
+    target = oslo_messaging.Target(version="4.5")
+
+    def __init__(self, scheduler):
+        self._scheduler = scheduler
+        self._store = scheduler.store
+
+    # -- calls ------------------------------------------------------------
+
+    @oslo_messaging.expected_exceptions(errors.NoValidHost,
+                                        errors.InvalidRequest)
+    def select_destinations(self, ctxt, request_spec=None,
+                            filter_properties=None, spec_obj=_NOT_SENT,
+                            instance_uuids=None, return_objects=False,
+                            return_alternates=False):
+        """Per instance, the chosen host and (``return_alternates``) its
+        alternates as Selections; without ``return_objects``, the 4.0-4.4
+        form: one host dict per instance."""
+        spec = _spec_of(request_spec, filter_properties, spec_obj)
+        uuids = _instance_uuids(instance_uuids)
+        LOG.debug("select_destinations for instances %s (request %s)",
+                  uuids, _request_id(ctxt))
+        try:
+            return self._scheduler.select_destinations(
+                ctxt, spec, uuids, return_objects=bool(return_objects),
+                return_alternates=bool(return_alternates))
+        except (manager_mod.NoValidHost,
+                resource_request.NoHostsPossible) as exc:
+            # NoHostsPossible: the request names hosts that cannot exist
+            # (a zone without hosts, ...); Nova says NoValidHost too.
+            LOG.info("No valid host (request %s): %s", _request_id(ctxt),
+                     exc.message)
+            raise errors.NoValidHost(reason=exc.message) from None
+        except scheduler_errors.SchedulerError as exc:
+            # A bad spec, or instances that hold allocations already: the
+            # caller's to fix, not a server fault.
+            raise _invalid(exc.message) from None
+
+    # -- fanout casts -------------------------------------------------------
+
+    def update_aggregates(self, ctxt, aggregates):
+        """Host aggregates created or changed (a list, or one)."""
+        def write(txn, found):
+            for agg in found:
+                host_records.update_aggregate(
+                    txn, agg["uuid"], agg["name"], agg["metadata"],
+                    agg["hosts"])
+        self._cast("update_aggregates", write,
+                   lambda: [_aggregate(a) for a in _as_list(aggregates)])
+
+    def delete_aggregate(self, ctxt, aggregate):
+        self._cast("delete_aggregate",
+                   lambda txn, agg: host_records.delete_aggregate(
+                       txn, agg["uuid"]),
+                   lambda: _aggregate(aggregate, need_name=False))
+
+    def update_instance_info(self, ctxt, host_name, instance_info):
+        """Instances (an InstanceList or one Instance) now on
+        ``host_name``."""
+        self._cast("update_instance_info",
+                   lambda txn, instances: host_records.update_instance_info(
+                       txn, host_name, instances),
+                   lambda: _as_list(instance_info))
+
+    def delete_instance_info(self, ctxt, host_name, instance_uuid):
+        self._cast("delete_instance_info",
+                   lambda txn, _: host_records.delete_instance_info(
+                       txn, host_name, instance_uuid))
+
+    def sync_instance_info(self, ctxt, host_name, instance_uuids):
+        """``instance_uuids`` are every instance on ``host_name``."""
+        def check():
+            if not isinstance(instance_uuids, list | tuple):
+                raise host_records.HostRecordError(
+                    "instance_uuids: expected a list of uuids")
+            return instance_uuids
+        self._cast("sync_instance_info",
+                   lambda txn, uuids: host_records.sync_instance_info(
+                       txn, host_name, uuids), check)
+
+    def _cast(self, method, write, check=lambda: None):
+        """Apply a cast in one transaction: all of it, or (bad input,
+        logged) none of it."""
+        try:
+            value = check()
+            self._store.write(write, value)
+        except (*_RECORD_ERRORS, serializer_mod.InvalidPrimitive) as exc:
+            LOG.warning("Ignored %s cast: %s", method, exc)
+            return
+        LOG.debug("Applied %s", method)
+
+
+class BaseEndpoint:
+    """The ``baseapi`` namespace of every Nova service."""
+
+    target = oslo_messaging.Target(namespace="baseapi", version="1.1")
+
+    def __init__(self, service_name="scheduler"):
+        self._service_name = service_name
+
+    def ping(self, ctxt, arg):
+        return {"service": self._service_name, "arg": arg}
+
+
+class HostInfoEndpoint:
+    """What a compute host reports that placement does not hold, for
+    gantt-aware compute agents and tools (namespace ``gantt``)."""
+
+    target = oslo_messaging.Target(namespace="gantt", version="1.0")
+
+    _SERVICE_FIELDS = ("enabled", "disabled_reason", "forced_down")
+
+    def __init__(self, store):
+        self._store = store
+
+    @oslo_messaging.expected_exceptions(errors.InvalidRequest)
+    def update_host_info(self, ctxt, host, nodename=None,
+                         compute_node_uuid=None, report=None, service=None,
+                         heartbeat=None):
+        """Record, in one transaction, any of:
+
+        - ``report``: the compute node's fields (host_records
+          .REPORT_DEFAULTS: hypervisor_type and _version, cpu_info,
+          supported_instances, numa_topology, pci_device_pools, stats,
+          metrics, vcpus, memory_mb, local_gb and their use, allocation
+          ratios, cell_uuid); needs ``nodename``, and
+          ``compute_node_uuid`` unless the node is known already;
+        - ``service``: {"enabled", "disabled_reason", "forced_down"};
+        - ``heartbeat``: true (now) or an ISO 8601 time.
+
+        Returns {"host", "compute_node_uuid"}. Nothing is written when any
+        part is invalid."""
+        try:
+            _check_name(host, "host")
+            if nodename is not None:
+                _check_name(nodename, "nodename")
+            service = _service_state(service, self._SERVICE_FIELDS)
+            at = _heartbeat(heartbeat)
+            if report is not None and not isinstance(report, dict):
+                raise host_records.HostRecordError(
+                    "report: expected an object of compute node fields")
+            if report is not None and nodename is None:
+                raise host_records.HostRecordError(
+                    "nodename: required with a report")
+            if report is None and service is None and at is None:
+                raise host_records.HostRecordError(
+                    "nothing to update: give report, service or heartbeat")
+            node = self._store.write(
+                _write_host_info, host, nodename, compute_node_uuid,
+                report, service, at)
+        except _RECORD_ERRORS as exc:
+            raise _invalid(f"update_host_info: {exc}") from None
+        return {"host": host, "compute_node_uuid": node}
+
+
+def _write_host_info(txn, host, nodename, node_uuid, report, service, at):
+    if report is not None:
+        if node_uuid is None:
+            node_uuid = _known_node(txn, host, nodename)
+        host_records.upsert_compute_node(txn, node_uuid, host, nodename,
+                                         **report)
+    if service is not None:
+        host_records.set_service_state(txn, host, **service)
+    if at is not None:
+        host_records.heartbeat(txn, host, None if at is True else at)
+    return None if node_uuid is None else str(node_uuid)
+
+
+def _check_name(value, what):
+    if not isinstance(value, str) or not value:
+        raise host_records.HostRecordError(
+            f"{what}: expected a non-empty string, got {value!r}")
+
+
+def _known_node(txn, host, nodename):
+    cn = tables.compute_nodes
+    found = txn.scalar(sa.select(cn.c.uuid).where(
+        cn.c.host == host, cn.c.nodename == nodename))
+    if found is None:
+        raise host_records.HostRecordError(
+            f"compute_node_uuid: required for node {nodename!r} of host "
+            f"{host!r}, which is not known yet")
+    return found
+
+
+def _service_state(service, fields):
+    if service is None:
+        return None
+    if not isinstance(service, dict):
+        raise host_records.HostRecordError(
+            "service: expected an object with enabled, disabled_reason, "
+            "forced_down")
+    unknown = sorted(set(service) - set(fields))
+    if unknown:
+        raise host_records.HostRecordError(
+            f"service: unknown field(s) {', '.join(unknown)}")
+    for name in ("enabled", "forced_down"):
+        if name in service and not isinstance(service[name], bool):
+            raise host_records.HostRecordError(
+                f"service.{name}: expected true or false, got "
+                f"{service[name]!r}")
+    return dict(service)
+
+
+def _heartbeat(value):
+    if value is None or value is False:
+        return None
+    if value is True:
+        return True
+    if isinstance(value, str):
+        try:
+            return datetime.datetime.fromisoformat(value)
+        except ValueError:
+            pass
+    raise host_records.HostRecordError(
+        f"heartbeat: expected true or an ISO 8601 time, got {value!r}")
+
+
+# -- select_destinations arguments ------------------------------------------
+
+
+def _spec_of(request_spec, filter_properties, spec_obj):
+    """A RequestSpec from whichever form the caller's version sent."""
+    try:
+        if spec_obj is _NOT_SENT:
+            # RPC API 4.0-4.2: the legacy request_spec and
+            # filter_properties dicts.
+            if not isinstance(request_spec, dict):
+                raise errors.InvalidRequest(
+                    "request_spec: expected the legacy request spec dict "
+                    "(or send spec_obj)")
+            return serializer_mod.request_spec_from_legacy(
+                request_spec, filter_properties or {})
+        if isinstance(spec_obj, request_spec_mod.RequestSpec):
+            return spec_obj
+        if isinstance(spec_obj, dict):
+            # gantt's JSON form; the serializer turned Nova's object
+            # primitive into a RequestSpec already.
+            return request_spec_mod.RequestSpec.from_dict(spec_obj)
+        raise errors.InvalidRequest(
+            f"spec_obj: expected a RequestSpec, got "
+            f"{type(spec_obj).__name__}")
+    except errors.InvalidRequest as exc:
+        raise _invalid(exc.message) from None
+    except scheduler_errors.InvalidRequestSpec as exc:
+        raise _invalid(exc.message) from None
+    except serializer_mod.InvalidPrimitive as exc:
+        raise _invalid(str(exc)) from None
+
+
+def _instance_uuids(value):
+    if value is None:
+        return None
+    if not isinstance(value, list | tuple):
+        raise _invalid("instance_uuids: expected a list of uuids")
+    out = []
+    for i, item in enumerate(value):
+        try:
+            out.append(str(uuidlib.UUID(str(item))))
+        except ValueError:
+            raise _invalid(f"instance_uuids[{i}]: {item!r} is not a uuid") \
+                from None
+    return out
+
+
+def _request_id(ctxt):
+    return ctxt.get("request_id") if isinstance(ctxt, dict) else None
+
+
+# -- cast arguments -----------------------------------------------------------
+
+
+def _as_list(value):
+    return list(value) if isinstance(value, list | tuple) else [value]
+
+
+def _aggregate(value, need_name=True):
+    """{uuid, name, metadata, hosts} of an Aggregate (the serializer's
+    dataclass) or of its plain dict form."""
+    get = value.get if isinstance(value, dict) else (
+        lambda name, default=None: getattr(value, name, default))
+    if value is None or isinstance(value, str | int | float | list):
+        raise host_records.HostRecordError(
+            f"aggregate: expected an Aggregate, got {value!r}")
+    uuid = get("uuid")
+    if uuid is None:
+        raise host_records.HostRecordError("aggregate: uuid missing")
+    name = get("name")
+    if need_name and name is None:
+        raise host_records.HostRecordError(
+            f"aggregate {uuid}: name missing")
+    hosts = get("hosts") or ()
+    if not isinstance(hosts, list | tuple):
+        raise host_records.HostRecordError(
+            f"aggregate {uuid}: hosts: expected a list")
+    return {"uuid": uuid, "name": name, "metadata": get("metadata") or {},
+            "hosts": list(hosts)}
+
+
+# -- the server ---------------------------------------------------------------
+
+
+class _ServerSerializer(oslo_messaging.Serializer):
+    """The Nova serializer, with primitives it cannot decode answered as
+    InvalidRequest (an expected exception, no server traceback) rather
+    than as an internal error."""
+
+    def __init__(self, inner):
+        self._inner = inner
+
+    def serialize_entity(self, ctxt, entity):
+        return self._inner.serialize_entity(ctxt, entity)
+
+    def deserialize_entity(self, ctxt, entity):
+        return _decoded(self._inner.deserialize_entity, ctxt, entity)
+
+    def serialize_context(self, ctxt):
+        return self._inner.serialize_context(ctxt)
+
+    def deserialize_context(self, ctxt):
+        return _decoded(self._inner.deserialize_context, ctxt)
+
+
+def _decoded(decode, *args):
+    try:
+        return decode(*args)
+    except serializer_mod.InvalidPrimitive as exc:
+        try:
+            raise _invalid(exc.message) from None
+        except errors.InvalidRequest:
+            # Carries the InvalidRequest to the caller as expected.
+            raise oslo_messaging.ExpectedException() from None
+
+
+def endpoints(scheduler):
+    return [SchedulerEndpoint(scheduler), BaseEndpoint(),
+            HostInfoEndpoint(scheduler.store)]
+
+
+def target(conf):
+    """Where the server listens: the topic, as this host (topic.host for
+    calls to this scheduler only, and a fanout queue of its own)."""
+    return oslo_messaging.Target(topic=conf.scheduler.topic,
+                                 server=conf.host)
+
+
+def build_server(conf, scheduler, transport=None):
+    """An oslo.messaging RPC server for ``scheduler`` (threading executor,
+    Nova serializer); not started. Without ``transport``, one is made
+    from ``conf`` (the caller cleans it up: ``server.transport``)."""
+    rpc_conf.register_opts(conf)
+    if transport is None:
+        transport = rpc_conf.get_transport(conf)
+    # No executor argument: oslo.messaging picks threading unless
+    # eventlet has monkey-patched the process (passing it is deprecated).
+    return oslo_messaging.get_rpc_server(
+        transport, target(conf), endpoints(scheduler),
+        serializer=_ServerSerializer(serializer_mod.NovaSerializer()))

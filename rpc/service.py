@@ -1,0 +1,277 @@
+"""gantt-scheduler: the scheduler RPC service.
+
+    gantt-scheduler [--config-file F]
+
+Serves Nova's scheduler RPC API on ``[scheduler] topic`` (``scheduler``)
+of ``[DEFAULT] control_exchange`` (``nova``) on the broker of ``[DEFAULT]
+transport_url``, scheduling on the cloud in ``[placement_database]
+connection``. Runs ``[scheduler] workers`` processes, each with its own
+broker connection, database pool and host state; they share the calls
+and each gets every fanout cast.
+
+SIGTERM or SIGINT stops it gracefully: no new calls are taken, the calls
+in progress finish (for up to ``[DEFAULT] graceful_shutdown_timeout``
+seconds), then it exits 0. When the broker goes away, oslo.messaging
+reconnects (``[oslo_messaging_rabbit] rabbit_retry_interval``,
+``rabbit_retry_backoff``, ``rabbit_interval_max``) and the service goes
+on. Exit status: 0 after a graceful stop, 2 for a configuration that
+cannot be used, 1 for anything else.
+"""
+
+import logging as std_logging
+import os
+import signal
+import sys
+import threading
+
+import oslo_messaging
+from oslo_config import cfg
+from oslo_log import log as logging
+
+from placement import conf as placement_conf
+from placement.db import store as store_mod
+from rpc import conf as rpc_conf
+from rpc import server as server_mod
+from scheduler import conf as scheduler_conf
+from scheduler import host_options, manager
+
+LOG = logging.getLogger("rpc.service")
+
+PROG = "gantt-scheduler"
+
+# Seconds between two starts of a worker that keeps dying.
+RESPAWN_DELAY = 1.0
+
+
+def build_conf(argv):
+    conf = cfg.ConfigOpts()
+    placement_conf.register_opts(conf)
+    host_options.register_opts(conf)
+    scheduler_conf.register_opts(conf)
+    rpc_conf.register_opts(conf)
+    logging.register_options(conf)
+    logging.set_defaults(default_log_levels=(
+        logging.get_default_log_levels() + ["alembic=WARN"]))
+    conf(argv, project="gantt", prog=PROG)
+    return conf
+
+
+class _Stopped(BaseException):
+    """A stop signal arrived before the server was ready (a
+    BaseException, as KeyboardInterrupt is, so that no retry loop
+    catching Exception swallows it)."""
+
+
+class _StopSignal:
+    """SIGTERM and SIGINT set an event the main thread waits on (signal
+    handlers run in the main thread, between its waits). Before the
+    server is ready, while the main thread may be blocked (connecting to
+    a broker that is down, say), a signal ends the start-up at once."""
+
+    SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+    def __init__(self):
+        self.event = threading.Event()
+        self.signum = None
+        self.ready = False
+
+    def install(self):
+        for signum in self.SIGNALS:
+            signal.signal(signum, self._handle)
+
+    def _handle(self, signum, frame):
+        if self.event.is_set():
+            return  # already stopping
+        self.signum = signum
+        self.event.set()
+        if not self.ready:
+            raise _Stopped()
+
+    def wait(self):
+        self.ready = True
+        while not self.event.wait(1.0):
+            pass
+
+
+def _exit_after(seconds, what):
+    """Leave the process if ``what`` has not finished in ``seconds``."""
+    def give_up():
+        LOG.error("%s did not finish in %s s (graceful_shutdown_timeout); "
+                  "exiting", what, seconds)
+        logging_shutdown()
+        os._exit(1)
+    timer = threading.Timer(seconds, give_up)
+    timer.daemon = True
+    if seconds:
+        timer.start()
+    return timer
+
+
+def logging_shutdown():
+    std_logging.shutdown()
+
+
+def serve(conf, stop):
+    """Run one scheduler server until ``stop`` fires; 0 when it stopped
+    gracefully."""
+    # The schema was brought up to date before the workers started.
+    store = store_mod.Store(conf)
+    scheduler = manager.Scheduler(conf, store=store)
+    transport = rpc_conf.get_transport(conf)
+    started = False
+    try:
+        try:
+            # Load the host state and candidates index now, not on the
+            # first call.
+            scheduler.sync()
+            server = server_mod.build_server(conf, scheduler, transport)
+            server.start()
+            started = True
+            LOG.info("%s ready: topic=%s, server=%s, exchange=%s, pid=%d",
+                     PROG, conf.scheduler.topic, conf.host,
+                     conf.control_exchange, os.getpid())
+            stop.wait()
+        except _Stopped:
+            if not started:
+                raise
+        LOG.info("%s stopping (signal %d): finishing the calls in "
+                 "progress", PROG, stop.signum)
+        timer = _exit_after(conf.graceful_shutdown_timeout,
+                            "the calls in progress")
+        server.stop()
+        server.wait()
+        timer.cancel()
+    finally:
+        transport.cleanup()
+        scheduler.close()
+        store.dispose()
+    LOG.info("%s stopped, pid=%d", PROG, os.getpid())
+    return 0
+
+
+def run(conf, stop=None):
+    """serve() until SIGTERM or SIGINT."""
+    if stop is None:
+        stop = _StopSignal()
+        stop.install()
+    try:
+        return serve(conf, stop)
+    except _Stopped:
+        LOG.info("%s stopped before it was ready", PROG)
+        return 0
+
+
+def _worker(conf, index):
+    """The body of a forked worker, started with the stop signals
+    blocked; never returns."""
+    code = 1
+    try:
+        stop = _StopSignal()
+        stop.install()
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _StopSignal.SIGNALS)
+        code = run(conf, stop)
+    except _Stopped:
+        code = 0
+    except BaseException:
+        LOG.exception("%s worker %d failed", PROG, index)
+    finally:
+        logging_shutdown()
+        os._exit(code)
+
+
+def supervise(conf, count):
+    """Fork ``count`` workers, start again those that die, and stop them
+    all (SIGTERM) when asked to; 0 when every worker stopped cleanly."""
+    stop = _StopSignal()
+    stop.ready = True  # the parent only ever waits
+    stop.install()
+    children = {}  # pid -> worker index
+
+    def spawn(index):
+        # A child must not run the parent's handlers: signals wait until
+        # the child has installed its own.
+        signal.pthread_sigmask(signal.SIG_BLOCK, _StopSignal.SIGNALS)
+        try:
+            pid = os.fork()
+            if pid == 0:
+                _worker(conf, index)
+        finally:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, _StopSignal.SIGNALS)
+        children[pid] = index
+
+    for index in range(count):
+        spawn(index)
+    LOG.info("%s started %d workers: %s", PROG, count,
+             ", ".join(str(p) for p in sorted(children)))
+    failed = False
+    signalled = False
+    while children:
+        if stop.event.is_set() and not signalled:
+            signalled = True
+            for pid in children:
+                _kill(pid)
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            break
+        if pid == 0:
+            stop.event.wait(0.2)
+            continue
+        index = children.pop(pid)
+        code = os.waitstatus_to_exitcode(status)
+        if signalled:
+            failed = failed or code != 0
+            continue
+        LOG.error("%s worker %d (pid %d) exited with %s; starting it "
+                  "again", PROG, index, pid, code)
+        stop.event.wait(RESPAWN_DELAY)
+        if not stop.event.is_set():
+            spawn(index)
+    LOG.info("%s stopped", PROG)
+    return 1 if failed else 0
+
+
+def _kill(pid):
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        pass
+
+
+def _check_transport(conf):
+    """A transport URL oslo.messaging can use, or cfg.Error."""
+    try:
+        oslo_messaging.TransportURL.parse(conf, rpc_conf.transport_url(conf))
+    except oslo_messaging.InvalidTransportURL as exc:
+        raise cfg.Error(f"[DEFAULT] transport_url: {exc}") from None
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    try:
+        conf = build_conf(argv)
+        _check_transport(conf)
+    except cfg.Error as exc:
+        print(f"{PROG}: {exc}", file=sys.stderr)
+        return 2
+    logging.setup(conf, "gantt")
+    workers = rpc_conf.worker_count(conf)
+    if rpc_conf.in_process(conf):
+        LOG.warning("[DEFAULT] transport_url is the in-process transport "
+                    "(%s): only this process can reach the scheduler. Set "
+                    "it to the broker Nova uses, e.g. "
+                    "rabbit://user:password@host:5672/",
+                    rpc_conf.IN_PROCESS_TRANSPORT_URL)
+    try:
+        # Bring the schema up to date once, before any worker connects.
+        store_mod.Store.open(conf).dispose()
+        if workers == 1:
+            return run(conf)
+        return supervise(conf, workers)
+    except Exception:
+        LOG.exception("%s failed", PROG)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

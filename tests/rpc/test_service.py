@@ -1,0 +1,402 @@
+"""gantt-scheduler as a service: its own process (``python -m
+rpc.service --config-file F``), RabbitMQ, and a cloud loaded in a
+PostgreSQL scratch database, called by a raw oslo.messaging client as a
+Nova conductor calls it.
+
+Needs RabbitMQ and PostgreSQL on loopback (skipped locally, failed in CI
+when missing). The broker restart test also needs rabbitmqctl (root).
+"""
+
+import json
+import os
+import pathlib
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+import uuid as uuidlib
+
+import oslo_messaging
+import pytest
+import sqlalchemy as sa
+
+from placement import direct
+from placement.cloudfile import loader
+from placement.db import store as store_mod
+from scheduler import host_records
+from tests import databases
+from tests.rpc import helpers
+
+REPO = pathlib.Path(__file__).parents[2]
+HOSTS = ("cn1", "cn2", "cn3")
+CLOUD = """
+providers:
+""" + "".join(f"""
+  - name: {name}
+    inventories: {{VCPU: 8, MEMORY_MB: 8192, DISK_GB: 100}}
+    compute: {{cell: cell1}}
+""" for name in HOSTS)
+
+# oslo.log's default line: "<date> <time> <pid> <LEVEL> <logger> [...] msg"
+LOG_LINE = re.compile(r"^\S+ \S+ (\d+) (\w+) (\S+) (?:\[.*?\] )?(.*)$")
+
+
+@pytest.fixture(scope="module")
+def pg_cloud(tmp_path_factory):
+    """The URL of a PostgreSQL scratch database holding a three-host
+    cloud, loaded as `gantt-manage cloud load` loads it."""
+    helpers.require_rabbit()
+    try:
+        url = databases.create_scratch("postgresql")
+    except Exception as exc:  # any connection failure
+        databases.unavailable("postgresql", str(exc).splitlines()[0])
+    path = tmp_path_factory.mktemp("cloud") / "cloud.yaml"
+    path.write_text(CLOUD)
+    store = store_mod.Store.open(databases.make_conf(url))
+    try:
+        loader.load(store, loader.read(str(path)))
+    finally:
+        store.dispose()
+    yield url
+    databases.drop_scratch("postgresql", url)
+
+
+class Service:
+    """A gantt-scheduler process and a client transport to call it."""
+
+    def __init__(self, tmp_path, db_url, workers=1, debug=False,
+                 extra=""):
+        self.topic = helpers.unique_topic()
+        self.host = "sched-" + self.topic[-6:]
+        self.workers = workers
+        self.log = tmp_path / "gantt-scheduler.log"
+        self.config = tmp_path / "gantt.conf"
+        self.config.write_text(textwrap.dedent(f"""\
+            [DEFAULT]
+            transport_url = {helpers.RABBIT_URL}
+            host = {self.host}
+            log_file = {self.log}
+            debug = {debug}
+            graceful_shutdown_timeout = 20
+            control_exchange = {self.topic}
+            [scheduler]
+            workers = {workers}
+            topic = {self.topic}
+            [placement_database]
+            connection = {db_url}
+            sync_on_startup = false
+            [oslo_messaging_rabbit]
+            rabbit_retry_interval = 1
+            rabbit_retry_backoff = 1
+            rabbit_interval_max = 1
+            amqp_auto_delete = true
+            """) + textwrap.dedent(extra))
+        self.output = open(tmp_path / "stdout.txt", "wb")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "rpc.service", "--config-file",
+             str(self.config)], cwd=REPO, stdout=self.output,
+            stderr=subprocess.STDOUT)
+        self.conf = helpers.messaging_conf(helpers.RABBIT_URL, self.topic)
+        self.conf.set_override("control_exchange", self.topic)
+        self.transport = helpers.client_transport(self.conf)
+        helpers.wait_for(
+            lambda: self._alive() and len(self.lines(
+                "gantt-scheduler ready")) == workers,
+            timeout=30, what="gantt-scheduler to be ready")
+
+    def _alive(self):
+        assert self.proc.poll() is None, self.text()
+        return True
+
+    def text(self):
+        return self.log.read_text() if self.log.exists() else ""
+
+    def lines(self, needle):
+        """(pid, level, message) of the log lines containing
+        ``needle``."""
+        out = []
+        for line in self.text().splitlines():
+            found = LOG_LINE.match(line)
+            if found and needle in found.group(4):
+                out.append((int(found.group(1)), found.group(2),
+                            found.group(4)))
+        return out
+
+    def client(self, version="4.5", timeout=10, **target):
+        return helpers.raw_client(self.transport, self.topic, version,
+                                  timeout=timeout, **target)
+
+    def select(self, timeout=10, claim=True, **spec):
+        """select_destinations for one instance (claimed unless
+        ``claim`` is false: then it sends no instance uuid)."""
+        return self.client(timeout=timeout).call(
+            helpers.CONTEXT, "select_destinations",
+            spec_obj=helpers.request_spec(**spec),
+            instance_uuids=[str(uuidlib.uuid4())] if claim else None,
+            return_objects=True, return_alternates=True)
+
+    def terminate(self, timeout=30):
+        """SIGTERM; the exit status."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        return self.proc.wait(timeout)
+
+    def close(self):
+        try:
+            if self.proc.poll() is None:
+                self.terminate()
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        finally:
+            self.transport.cleanup()
+            self.output.close()
+
+
+@pytest.fixture
+def start(tmp_path, pg_cloud):
+    started = []
+
+    def start(**kw):
+        service = Service(tmp_path / str(len(started)), pg_cloud, **kw)
+        started.append(service)
+        return service
+
+    for i in range(3):
+        (tmp_path / str(i)).mkdir()
+    yield start
+    for service in started:
+        service.close()
+
+
+def _data(primitive):
+    assert primitive["nova_object.name"] == "Selection"
+    assert primitive["nova_object.version"] == "1.1"
+    return primitive["nova_object.data"]
+
+
+def test_select_destinations_over_rabbitmq(start, pg_cloud):
+    service = start()
+    instance = str(uuidlib.uuid4())
+    answer = service.client().call(
+        helpers.CONTEXT, "select_destinations",
+        spec_obj=helpers.request_spec(vcpus=2, memory_mb=1024),
+        instance_uuids=[instance], return_objects=True,
+        return_alternates=True)
+    [selections] = [[_data(p) for p in per] for per in answer]
+    assert sorted(s["service_host"] for s in selections) == sorted(HOSTS)
+    for s in selections:
+        request = json.loads(s["allocation_request"])
+        assert request["allocations"] == {s["compute_node_uuid"]: {
+            "resources": {"VCPU": 2, "MEMORY_MB": 1024, "DISK_GB": 1}}}
+        assert "mappings" in request
+    # The chosen host's allocation request was claimed in PostgreSQL.
+    store = store_mod.Store(databases.make_conf(pg_cloud))
+    try:
+        claimed = direct.PlacementDirect(store).get_allocations(instance)
+        assert {rp: a.resources for rp, a in claimed.allocations.items()} \
+            == {selections[0]["compute_node_uuid"]: {
+                "VCPU": 2, "MEMORY_MB": 1024, "DISK_GB": 1}}
+    finally:
+        store.dispose()
+
+    ping = service.client(version="1.1", namespace="baseapi")
+    assert ping.call(helpers.CONTEXT, "ping", arg="hello") == {
+        "service": "scheduler", "arg": "hello"}
+
+    with pytest.raises(oslo_messaging.RemoteError) as caught:
+        service.select(vcpus=64)
+    assert caught.value.exc_type == "NoValidHost"
+    assert caught.value.value.startswith("No valid host was found.")
+    assert "Traceback" not in service.text()
+    assert service.terminate() == 0
+
+
+def _lock_waiters(conn, database):
+    return conn.execute(sa.text(
+        "SELECT count(*) FROM pg_stat_activity WHERE datname = :db "
+        "AND wait_event_type = 'Lock'"), {"db": database}).scalar()
+
+
+def test_sigterm_lets_the_call_in_flight_finish(start, pg_cloud):
+    service = start()
+    engine = sa.create_engine(pg_cloud)
+    database = sa.make_url(pg_cloud).database
+    answers = []
+    try:
+        with engine.connect() as locker, engine.connect() as watcher:
+            # Hold the allocations table: the call's claim waits for it.
+            locker.begin()
+            locker.execute(sa.text(
+                "LOCK TABLE allocations IN ACCESS EXCLUSIVE MODE"))
+            caller = threading.Thread(target=lambda: answers.append(
+                service.select(timeout=30)))
+            caller.start()
+            helpers.wait_for(lambda: _lock_waiters(watcher, database),
+                             timeout=10, what="the call to reach the lock")
+            service.proc.send_signal(signal.SIGTERM)
+            helpers.wait_for(lambda: service.lines("stopping"),
+                             what="the service to start stopping")
+            time.sleep(0.3)
+            assert service.proc.poll() is None, "exited mid-call"
+            locker.rollback()
+            caller.join(30)
+    finally:
+        engine.dispose()
+    assert service.proc.wait(30) == 0
+    [[chosen, *alternates]] = answers[0]
+    assert _data(chosen)["service_host"] in HOSTS
+    assert len(alternates) == 2
+    assert service.lines("stopped")
+
+
+def test_a_call_longer_than_the_shutdown_timeout_is_cut(start, pg_cloud):
+    service = start(extra="""
+        [DEFAULT]
+        graceful_shutdown_timeout = 1
+        """)
+    engine = sa.create_engine(pg_cloud)
+    database = sa.make_url(pg_cloud).database
+    try:
+        with engine.connect() as locker, engine.connect() as watcher:
+            locker.begin()
+            locker.execute(sa.text(
+                "LOCK TABLE allocations IN ACCESS EXCLUSIVE MODE"))
+            outcome = []
+
+            def call():
+                try:
+                    service.select(timeout=3)
+                except oslo_messaging.MessagingTimeout as exc:
+                    outcome.append(exc)
+            caller = threading.Thread(target=call)
+            caller.start()
+            helpers.wait_for(lambda: _lock_waiters(watcher, database),
+                             timeout=10, what="the call to reach the lock")
+            service.proc.send_signal(signal.SIGTERM)
+            assert service.proc.wait(10) == 1
+            locker.rollback()
+            caller.join(10)
+    finally:
+        engine.dispose()
+    assert service.lines("did not finish in 1 s")
+    # The process is gone: the caller never gets an answer.
+    assert len(outcome) == 1
+
+
+def test_workers_share_the_calls_and_each_gets_the_fanout(start, pg_cloud):
+    service = start(workers=2, debug=True)
+    pids = {pid for pid, _, _ in service.lines("gantt-scheduler ready")}
+    assert len(pids) == 2 and service.proc.pid not in pids
+    for _ in range(6):
+        service.select()
+    served = {pid for pid, _, _ in service.lines(
+        "select_destinations for instances")}
+    assert served == pids
+
+    agg = str(uuidlib.uuid4())
+    service.client(fanout=True).cast(
+        helpers.CONTEXT, "update_aggregates", aggregates=[
+            helpers.aggregate(agg, "west", list(HOSTS),
+                              {"availability_zone": "west"})])
+    try:
+        # Each worker has a fanout queue of its own: both apply the cast.
+        helpers.wait_for(
+            lambda: {pid for pid, _, _ in service.lines(
+                "Applied update_aggregates")} == pids,
+            what="both workers to apply the cast")
+        # Both host state tables caught up: every answer is in "west".
+        zones = {_data(p)["availability_zone"]
+                 for _ in range(4) for p in service.select()[0]}
+        assert zones == {"west"}
+    finally:
+        store = store_mod.Store(databases.make_conf(pg_cloud))
+        host_records.delete_aggregate(store, agg)
+        store.dispose()
+
+    # A worker that dies is started again.
+    lost = min(pids)
+    os.kill(lost, signal.SIGKILL)
+    helpers.wait_for(lambda: len(service.lines("gantt-scheduler ready"))
+                     == 3, timeout=20, what="a new worker")
+    now = {pid for pid, _, _ in service.lines("gantt-scheduler ready")}
+    assert len(now - pids) == 1
+    assert service.select()[0]
+
+    assert service.terminate() == 0
+    assert {pid for pid, _, _ in service.lines(
+        "gantt-scheduler stopped, pid=")} == now - {lost}
+
+
+def test_defaults_and_unusable_configuration(tmp_path):
+    from rpc import conf as rpc_conf
+    from rpc import service as service_mod
+
+    conf = service_mod.build_conf(["--config-file", os.devnull])
+    assert conf.transport_url == rpc_conf.IN_PROCESS_TRANSPORT_URL
+    assert conf.control_exchange == "nova"
+    assert conf.scheduler.topic == "scheduler"
+    assert conf.scheduler.workers is None
+    # One process on the in-process transport; one per CPU on a broker.
+    assert rpc_conf.worker_count(conf) == 1
+    conf.set_override("transport_url", helpers.RABBIT_URL)
+    assert rpc_conf.worker_count(conf) == (os.cpu_count() or 1)
+    # The options oslo.messaging reads but registers only globally.
+    assert conf.oslo_messaging_tracing.tracing_enabled is False
+    assert conf.oslo_messaging_metrics.metrics_enabled is False
+
+    bad = tmp_path / "bad.conf"
+    bad.write_text("[DEFAULT]\ntransport_url = nonsense\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "rpc.service", "--config-file", str(bad)],
+        cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert "transport_url" in done.stderr
+
+
+def _rabbitmqctl(*args):
+    subprocess.run(["rabbitmqctl", *args], check=True, capture_output=True,
+                   timeout=60)
+
+
+def test_calls_succeed_after_a_broker_restart(start):
+    if shutil.which("rabbitmqctl") is None or os.geteuid() != 0:
+        databases.unavailable("rabbitmqctl", "needs rabbitmqctl as root")
+    service = start()
+    outcomes = []  # (time, ok)
+    stop = threading.Event()
+
+    def load():
+        # Calls that claim nothing, so that the cloud never fills up.
+        while not stop.wait(0.05):
+            try:
+                service.select(timeout=2, claim=False)
+                outcomes.append((time.monotonic(), True))
+            except Exception:  # timeouts and lost connections
+                outcomes.append((time.monotonic(), False))
+
+    loader_thread = threading.Thread(target=load)
+    loader_thread.start()
+    try:
+        helpers.wait_for(lambda: any(ok for _, ok in outcomes),
+                         what="a first answer")
+        try:
+            _rabbitmqctl("stop_app")
+        finally:
+            _rabbitmqctl("start_app")
+        restarted = time.monotonic()
+        helpers.wait_for(
+            lambda: sum(ok for at, ok in outcomes if at > restarted) >= 3,
+            timeout=30, what="answers after the broker restart")
+    finally:
+        stop.set()
+        loader_thread.join(10)
+    # The same process served before and after, without restarting.
+    assert service.proc.poll() is None
+    assert service.lines("Reconnected to AMQP server")
+    assert len(service.lines("gantt-scheduler ready")) == 1
+    assert service.terminate() == 0
