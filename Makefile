@@ -17,14 +17,18 @@ $(STAMP): setup.py
 
 install: $(STAMP)
 
-# The main job on the embedded default (an SQLite file in $(STATE)): load
-# the example cloud, including a few allocations made through the atomic
-# claim path, and print providers, capacity and usage.
+# The main job on the embedded default (an SQLite file in $(STATE), the
+# in-process message transport): load the example cloud, including a few
+# allocations made through the atomic claim path, print providers,
+# capacity and usage; then start gantt-scheduler in the background, send
+# it a handful of select_destinations calls through the conductor client,
+# print the Selections with their alternates and stop it cleanly.
 run: $(STAMP)
 	rm -f $(STATE)/placement.sqlite*
 	$(BIN)/gantt-manage db sync
 	$(BIN)/gantt-manage cloud load etc/examples/cluster.yaml
 	$(BIN)/gantt-manage cloud show
+	$(BIN)/python -m rpc.demo
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
