@@ -1,0 +1,486 @@
+"""select_destinations over RabbitMQ: round trips per second and latency
+of gantt-scheduler, called as a Nova conductor calls it.
+
+    .venv/bin/python -m benchmarks.rpc [--sizes 1000,10000]
+        [--processes 1,4] [--calls 400] [--clients N]
+        [--transport-url rabbit://guest:guest@127.0.0.1:5672/]
+        [--db URL] [--spec-form nova|gantt]
+
+Per size, the cloud of benchmarks.scheduler (N compute nodes of 64 vCPUs,
+256 GB, 4 TB in 10 aggregates, half in a second cell) is built once in a
+fresh SQLite file (WAL mode: every scheduler process reads and claims in
+the same file) or, with ``--db``, in that database (wiped first). Then,
+per process count P:
+
+- a gantt-scheduler service (``python -m rpc.service``) starts with
+  ``[scheduler] workers = P`` on a topic and exchange of its own; the
+  benchmark waits for P "gantt-scheduler ready" log lines (each worker
+  has loaded its host state and candidates index by then);
+- warm-up: 3 x P calls, spread over the workers by the broker, so that
+  each has served (and claimed) before the figures are taken;
+- ``--calls`` select_destinations calls for one instance each, with a new
+  instance uuid each (so each claims in placement), sent by ``--clients``
+  threads (default: 2 per scheduler process, so that every worker has a
+  call waiting while its last answer travels back) through one
+  rpc.client.SchedulerClient on one transport, as a conductor process
+  shares its transport; Nova's timeouts (call monitor heartbeat);
+- figures: calls/s (wall time of the whole batch), p50 / p99 per call
+  (successful calls), failures by error type; the CPU time each worker
+  and the client process spent on the batch (Linux /proc), per worker
+  to show how the broker spread the calls, per call to show the cost;
+- SIGTERM: the service must exit 0. Its queues are auto-delete, its
+  fanout and the client's reply queues expire 10 s after their last use;
+  the benchmark also deletes what it can name, lists with rabbitmqctl
+  (when it can run) whatever is left of the run on the broker and deletes
+  it, and reports what it could not remove.
+
+The spec is a Nova RequestSpec 1.15 primitive (flavor 2 vCPUs, 4 GB,
+20 GB), as Nova's conductor sends it and the service's Nova serializer
+decodes it; ``--spec-form gantt`` sends gantt's JSON form instead.
+Default filters and weighers (the service's defaults). Claims add up over
+the runs of one size: the run for P = 4 finds the instances of the run
+for P = 1 in place. Every host fits 32 instances of the flavor: the
+defaults place 815 instances, under 3 % of 1,000 hosts; the benchmark
+refuses options that would fill more than half of a cloud.
+
+Prints one JSON document with the inputs, CPU count and, per size and
+process count, the figures. Exit status 1 when a service did not exit 0
+after SIGTERM or left queues or exchanges behind. Client, broker and
+schedulers share the machine's CPUs: on a small machine the figures say
+as much about it as about the scheduler.
+"""
+
+import argparse
+import collections
+import json
+import os
+import platform
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import threading
+import time
+import uuid
+
+import kombu
+from oslo_config import cfg
+
+from benchmarks import scheduler as scheduler_bench
+from rpc import client as client_mod
+from rpc import conf as rpc_conf
+from tests.rpc import helpers
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FLAVOR = scheduler_bench.FLAVOR
+# What build() gives each host, and so how many instances of FLAVOR a
+# host holds.
+HOST_INVENTORY = {"vcpus": 64, "memory_mb": 262144, "root_gb": 4096}
+PER_HOST = min(HOST_INVENTORY[k] // FLAVOR[k] for k in FLAVOR)
+WARMUP_PER_WORKER = 3
+READY_TIMEOUT = 600  # seconds for every worker to load its host state
+STOP_TIMEOUT = 90
+CALL_TIMEOUT = 120
+# Queue TTL (x-expires) of the fanout and reply queues, which are not
+# auto-delete: they go this long after their last consumer.
+QUEUE_TTL = 10
+CONTEXT = {"user_id": "bench", "project_id": "bench", "roles": ["member"],
+           "is_admin": False, "read_deleted": "no"}
+
+
+def _spec_maker(form):
+    """spec(instance uuid) -> the spec_obj of one call."""
+    if form == "nova":
+        return lambda instance: helpers.request_spec(
+            vcpus=FLAVOR["vcpus"], memory_mb=FLAVOR["memory_mb"],
+            root_gb=FLAVOR["root_gb"], instance_uuid=instance,
+            project_id=CONTEXT["project_id"], user_id=CONTEXT["user_id"])
+    return lambda instance: {
+        "flavor": FLAVOR, "instance_uuid": instance, "num_instances": 1,
+        "project_id": CONTEXT["project_id"],
+        "user_id": CONTEXT["user_id"]}
+
+
+def _masked(url):
+    return re.sub(r"(://[^:/@]*:)[^@]*@", r"\1***@", url)
+
+
+class Service:
+    """One gantt-scheduler process (and its workers) on a topic and
+    exchange of its own."""
+
+    def __init__(self, workdir, transport_url, db_url, workers):
+        tag = uuid.uuid4().hex[:12]
+        self.topic = "gantt-bench-" + tag
+        self.exchange = "gantt-bench-" + tag
+        self.host = "bench-" + tag
+        self.workers = workers
+        self.log = os.path.join(workdir, "gantt-scheduler.log")
+        self.config = os.path.join(workdir, "gantt.conf")
+        with open(self.config, "w") as f:
+            f.write(textwrap.dedent(f"""\
+                [DEFAULT]
+                transport_url = {transport_url}
+                control_exchange = {self.exchange}
+                host = {self.host}
+                log_file = {self.log}
+                debug = false
+                graceful_shutdown_timeout = 60
+                [scheduler]
+                workers = {workers}
+                topic = {self.topic}
+                [placement_database]
+                connection = {db_url}
+                sync_on_startup = false
+                [oslo_messaging_rabbit]
+                amqp_auto_delete = true
+                rabbit_transient_queues_ttl = {QUEUE_TTL}
+                """))
+        self.output = open(os.path.join(workdir, "stdout.txt"), "wb")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "rpc.service", "--config-file",
+             self.config], cwd=REPO, stdout=self.output,
+            stderr=subprocess.STDOUT)
+
+    def text(self):
+        try:
+            with open(self.log) as f:
+                return f.read()
+        except FileNotFoundError:
+            return ""
+
+    def lines(self, needle):
+        return [line for line in self.text().splitlines()
+                if needle in line]
+
+    def wait_ready(self):
+        """Seconds until every worker logged that it is ready."""
+        start = time.perf_counter()
+        deadline = time.monotonic() + READY_TIMEOUT
+        while len(self.lines("gantt-scheduler ready:")) < self.workers:
+            if self.proc.poll() is not None:
+                raise RuntimeError(
+                    f"gantt-scheduler exited with {self.proc.returncode} "
+                    f"before it was ready:\n{self._tail()}")
+            if time.monotonic() > deadline:
+                raise RuntimeError(
+                    f"gantt-scheduler not ready in {READY_TIMEOUT} s:\n"
+                    f"{self._tail()}")
+            time.sleep(0.1)
+        return time.perf_counter() - start
+
+    def ready_pids(self):
+        return {int(m.group(1)) for line in
+                self.lines("gantt-scheduler ready:")
+                for m in [re.search(r"pid=(\d+)", line)] if m}
+
+    def terminate(self):
+        """SIGTERM; the exit status (None: had to be killed)."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        try:
+            return self.proc.wait(STOP_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            return None
+        finally:
+            self.output.close()
+
+    def _tail(self, count=30):
+        return "\n".join(self.text().splitlines()[-count:])
+
+
+def _client(transport_url, service):
+    """A SchedulerClient on a transport of its own, set as the
+    service's (exchange, topic, auto-delete queues)."""
+    conf = cfg.ConfigOpts()
+    conf([], default_config_files=[])
+    rpc_conf.register_opts(conf)
+    conf.set_override("transport_url", transport_url)
+    conf.set_override("control_exchange", service.exchange)
+    conf.set_override("topic", service.topic, group="scheduler")
+    conf.set_override("host", "bench-conductor")
+    transport = rpc_conf.get_transport(conf)
+    # The driver registered its options: declare the exchange as the
+    # service does (auto-delete), and let the reply queue expire soon.
+    conf.set_override("amqp_auto_delete", True,
+                      group="oslo_messaging_rabbit")
+    conf.set_override("rabbit_transient_queues_ttl", QUEUE_TTL,
+                      group="oslo_messaging_rabbit")
+    return client_mod.SchedulerClient(
+        conf, transport=transport, timeout=CALL_TIMEOUT,
+        call_monitor_timeout=client_mod.DEFAULT_CALL_MONITOR_TIMEOUT)
+
+
+def fire(client, spec_of, count, threads):
+    """``count`` one-instance select_destinations calls from ``threads``
+    threads; (wall seconds, latencies of the successful calls, failures
+    by error type, one message per type)."""
+    todo = iter(range(count))
+    lock = threading.Lock()
+    samples = []
+    failures = collections.Counter()
+    messages = {}
+
+    def work():
+        while True:
+            with lock:
+                if next(todo, None) is None:
+                    return
+            instance = str(uuid.uuid4())
+            context = dict(CONTEXT, request_id=f"req-{uuid.uuid4()}")
+            t0 = time.perf_counter()
+            try:
+                answer = client.select_destinations(
+                    context, spec_of(instance), [instance])
+                if len(answer) != 1 or not answer[0]:
+                    raise ValueError(f"unexpected answer: {answer!r}")
+            except Exception as exc:
+                with lock:
+                    name = type(exc).__name__
+                    failures[name] += 1
+                    messages.setdefault(name, str(exc)[:300])
+                continue
+            elapsed = time.perf_counter() - t0
+            with lock:
+                samples.append(elapsed)
+
+    workers = [threading.Thread(target=work) for _ in range(threads)]
+    start = time.perf_counter()
+    for thread in workers:
+        thread.start()
+    for thread in workers:
+        thread.join()
+    return time.perf_counter() - start, samples, failures, messages
+
+
+def _cpu_seconds(pid):
+    """User + system CPU seconds of ``pid`` so far (Linux), or None."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    # utime and stime: fields 14 and 15 of stat(5), the 12th and 13th
+    # after the command name.
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _cpu_used(before, after):
+    """Per process, CPU seconds between two _cpu_seconds snapshots."""
+    return [round(after[pid] - before[pid], 2) for pid in sorted(before)
+            if before[pid] is not None and after.get(pid) is not None]
+
+
+def _stats(samples):
+    if not samples:
+        return {"p50_ms": None, "p99_ms": None, "count": 0}
+    ms = sorted(s * 1000 for s in samples)
+    return {"p50_ms": round(statistics.median(ms), 2),
+            "p99_ms": round(ms[min(len(ms) - 1, int(len(ms) * 0.99))], 2),
+            "count": len(ms)}
+
+
+# -- the broker ---------------------------------------------------------------
+
+
+def _amqp_url(transport_url):
+    """kombu's spelling of an oslo.messaging rabbit:// URL."""
+    return re.sub(r"^rabbit://", "amqp://", transport_url)
+
+
+def _rabbitmqctl(kind):
+    """Names of the broker's queues or exchanges (``kind``), or None when
+    rabbitmqctl cannot tell."""
+    if shutil.which("rabbitmqctl") is None:
+        return None
+    try:
+        done = subprocess.run(["rabbitmqctl", "-q", f"list_{kind}", "name"],
+                              capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if done.returncode != 0:
+        return None
+    # -q still prints a "name" header line.
+    return [n for n in done.stdout.splitlines()[1:] if n]
+
+
+def clean_broker(transport_url, service):
+    """Delete the run's queues and exchanges; what is left of them (None:
+    could not check)."""
+    prefixes = (service.topic, service.exchange)
+    queues = [service.topic, f"{service.topic}.{service.host}"]
+    listed = _rabbitmqctl("queues")
+    if listed is not None:
+        queues += [n for n in listed if n.startswith(prefixes)]
+    with kombu.Connection(_amqp_url(transport_url)) as conn:
+        channel = conn.channel()
+        for name in dict.fromkeys(queues):
+            channel.queue_delete(name)
+        for name in (service.exchange, f"{service.topic}_fanout"):
+            channel.exchange_delete(name)
+    after_queues = _rabbitmqctl("queues")
+    after_exchanges = _rabbitmqctl("exchanges")
+    if after_queues is None or after_exchanges is None:
+        return None
+    return [n for n in after_queues + after_exchanges
+            if n.startswith(prefixes)]
+
+
+# -- the runs -----------------------------------------------------------------
+
+
+def run(args, db_url, workers, placed, workdir):
+    """One service with ``workers`` processes: its figures."""
+    threads = args.clients or 2 * workers
+    spec_of = _spec_maker(args.spec_form)
+    service = Service(workdir, args.transport_url, db_url, workers)
+    client = None
+    out = {"processes": workers, "clients": threads,
+           "instances_before": placed}
+    try:
+        out["ready_s"] = round(service.wait_ready(), 1)
+        out["worker_pids"] = len(service.ready_pids())
+        client = _client(args.transport_url, service)
+        warmup = WARMUP_PER_WORKER * workers
+        wall, samples, failures, messages = fire(
+            client, spec_of, warmup, threads)
+        if failures:
+            raise RuntimeError(f"warm-up calls failed: {messages}")
+        out["warmup_calls"] = warmup
+        out["warmup_p50_ms"] = _stats(samples)["p50_ms"]
+        pids = service.ready_pids()
+        cpu_before = {pid: _cpu_seconds(pid) for pid in pids}
+        client_cpu = time.process_time()
+        wall, samples, failures, messages = fire(
+            client, spec_of, args.calls, threads)
+        client_cpu = time.process_time() - client_cpu
+        workers_cpu = _cpu_used(
+            cpu_before, {pid: _cpu_seconds(pid) for pid in pids})
+        out.update({
+            "calls": args.calls,
+            "calls_per_s": round(len(samples) / wall, 1),
+            "wall_s": round(wall, 2),
+            **_stats(samples),
+            "failures": sum(failures.values()),
+            "failures_by_type": dict(failures),
+            # Where the CPU went: each scheduler worker's share shows
+            # how the broker spread the calls.
+            "worker_cpu_s": workers_cpu,
+            "scheduler_cpu_ms_per_call": round(
+                1000 * sum(workers_cpu) / args.calls, 2),
+            "client_cpu_ms_per_call": round(
+                1000 * client_cpu / args.calls, 2),
+        })
+        if messages:
+            out["failure_messages"] = messages
+        out["instances_placed"] = warmup + len(samples)
+    finally:
+        if client is not None:
+            client.close()
+        out["exit_code"] = service.terminate()
+        out["worker_restarts"] = len(service.lines("starting it again"))
+        out["tracebacks_in_log"] = service.text().count("Traceback")
+        out["broker_leftovers"] = clean_broker(args.transport_url, service)
+    return out
+
+
+def scenario(args, n):
+    workdir = tempfile.mkdtemp(prefix="gantt-bench-rpc-")
+    # A fresh SQLite file per cloud, as benchmarks.scheduler.
+    url = args.db or "sqlite:///" + os.path.join(workdir,
+                                                 "placement.sqlite")
+    store = scheduler_bench._store(url)
+    t0 = time.perf_counter()
+    scheduler_bench.build(store, n)
+    built = time.perf_counter() - t0
+    store.dispose()
+    out = {"hosts": n, "build_s": round(built, 1), "capacity": n * PER_HOST,
+           "runs": {}}
+    placed = 0
+    for workers in args.processes:
+        print(f"{n} hosts, {workers} scheduler process(es)",
+              file=sys.stderr)
+        rundir = os.path.join(workdir, f"p{workers}")
+        os.makedirs(rundir, exist_ok=True)
+        figures = run(args, url, workers, placed, rundir)
+        placed += figures.get("instances_placed", 0)
+        out["runs"][str(workers)] = figures
+    # Only configuration and logs are left there (and the SQLite file).
+    shutil.rmtree(workdir, ignore_errors=True)
+    return out
+
+
+def _ints(text):
+    values = [int(s) for s in text.split(",") if s]
+    if not values or min(values) < 1:
+        raise argparse.ArgumentTypeError("expected positive integers")
+    return values
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=_ints, default=[1000, 10000],
+                        help="cloud sizes, hosts (default 1000,10000)")
+    parser.add_argument("--processes", type=_ints, default=[1, 4],
+                        help="scheduler processes per run (default 1,4)")
+    parser.add_argument("--calls", type=int, default=400,
+                        help="measured calls per run (default 400)")
+    parser.add_argument("--clients", type=int, default=None,
+                        help="concurrent client threads (default: 2 per "
+                             "scheduler process)")
+    parser.add_argument("--transport-url",
+                        default="rabbit://guest:guest@127.0.0.1:5672/")
+    parser.add_argument("--db", help="database URL, wiped per size "
+                        "(default: a fresh SQLite file per size)")
+    parser.add_argument("--spec-form", choices=("nova", "gantt"),
+                        default="nova",
+                        help="spec_obj as a Nova RequestSpec primitive "
+                             "(default) or gantt's JSON form")
+    args = parser.parse_args(argv)
+    if args.calls < 1 or (args.clients is not None and args.clients < 1):
+        parser.error("--calls and --clients must be positive")
+    # Instances placed on one cloud over all its runs; keep them to half
+    # its capacity so that no run meets a full cloud.
+    planned = sum(args.calls + WARMUP_PER_WORKER * p for p in args.processes)
+    for n in args.sizes:
+        if planned > n * PER_HOST // 2:
+            parser.error(f"{planned} instances would fill more than half "
+                         f"of {n} hosts ({PER_HOST} instances each): "
+                         f"fewer --calls or more hosts")
+    results = {}
+    for n in args.sizes:
+        results[str(n)] = scenario(args, n)
+    print(json.dumps({
+        "benchmark": "select_destinations over RabbitMQ, gantt-scheduler "
+                     "service, claims included",
+        "inputs": {"database": (args.db or "sqlite").split(":", 1)[0],
+                   "transport_url": _masked(args.transport_url),
+                   "sizes": args.sizes, "processes": args.processes,
+                   "calls": args.calls,
+                   "clients": args.clients or "2 per process",
+                   "warmup_calls_per_process": WARMUP_PER_WORKER,
+                   "spec_form": args.spec_form, "flavor": FLAVOR,
+                   "filters": "default", "weighers": "default (all)"},
+        "cpu_count": os.cpu_count(),
+        "python": platform.python_version(),
+        "results": results,
+    }, indent=2))
+    bad = [f"{n} hosts, {p} process(es)"
+           for n, result in results.items()
+           for p, figures in result["runs"].items()
+           if figures["exit_code"] != 0 or figures["broker_leftovers"]]
+    if bad:
+        print("gantt-scheduler did not stop cleanly (exit status or "
+              "broker leftovers): " + "; ".join(bad), file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
