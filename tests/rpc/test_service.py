@@ -27,6 +27,8 @@ import sqlalchemy as sa
 from placement import direct
 from placement.cloudfile import loader
 from placement.db import store as store_mod
+from rpc import cell_retry
+from rpc import client as rpc_client
 from scheduler import host_records
 from tests import databases
 from tests.rpc import helpers
@@ -399,4 +401,39 @@ def test_calls_succeed_after_a_broker_restart(start):
     assert service.proc.poll() is None
     assert service.lines("Reconnected to AMQP server")
     assert len(service.lines("gantt-scheduler ready")) == 1
+    assert service.terminate() == 0
+
+
+def test_conductor_client_and_cell_retry_end_to_end(start, pg_cloud):
+    # A conductor's path: SchedulerClient -> gantt-scheduler (its own
+    # process) -> placement on PostgreSQL; the build on the chosen host
+    # fails, the cell claims an alternate, nothing leaks.
+    service = start()
+    client = rpc_client.SchedulerClient(service.conf,
+                                        transport=service.transport,
+                                        timeout=10)
+    instance = str(uuidlib.uuid4())
+    [selections] = client.select_destinations(
+        helpers.CONTEXT, helpers.request_spec(vcpus=1, memory_mb=512),
+        [instance])
+    assert len(selections) == 3
+    assert len({s.service_host for s in selections}) == 3
+    store = store_mod.Store(databases.make_conf(pg_cloud))
+    try:
+        placement = direct.PlacementDirect(store)
+
+        def held():
+            found = placement.get_allocations(instance).allocations
+            return {rp: a.resources for rp, a in found.items()}
+
+        chosen, first_alternate = selections[0], selections[1]
+        assert held() == {chosen.compute_node_uuid: {
+            "VCPU": 1, "MEMORY_MB": 512, "DISK_GB": 1}}
+        got = cell_retry.claim_first(placement, selections, instance,
+                                     "p1", "u1")
+        assert got == first_alternate
+        assert held() == {first_alternate.compute_node_uuid: {
+            "VCPU": 1, "MEMORY_MB": 512, "DISK_GB": 1}}
+    finally:
+        store.dispose()
     assert service.terminate() == 0
