@@ -19,8 +19,11 @@ all optional but ``id``:
 
 A guest cell fits a host cell, as in Nova's per-cell check:
 
-- memory: with a page size asked, free pages of exactly that size hold
-  it (and it is a whole number of pages); otherwise, on a host that lists
+- memory: with a page size asked, free pages of one size hold it (and it
+  is a whole number of pages): that size, or for Nova's symbolic sizes
+  the host's smallest (-1, small), any but the smallest (-2, large) or any
+  (-3), largest first; a host that lists no page sizes fails such a
+  request; otherwise, on a host that lists
   page sizes, it fits in its smallest pages (used ones count as free, it
   may overcommit); otherwise it is no larger than the cell;
 - pinned CPUs (cpu_policy dedicated, or the pcpuset of a mixed cell): no
@@ -137,14 +140,32 @@ def _guest(request):
     return found
 
 
+# Nova's symbolic guest page sizes (hw:mem_page_size small, large, any).
+PAGES_SMALL, PAGES_LARGE, PAGES_ANY = -1, -2, -3
+
+
+def _page_sizes_to_try(pagesize, host):
+    """The host page sizes a guest page size request may use, largest
+    first, as Nova tries them: small = the smallest, large = every size
+    but the smallest, any = every size."""
+    sizes = sorted({page[0] for page in host.mempages}, reverse=True)
+    if pagesize == PAGES_SMALL:
+        return sizes[-1:]
+    if pagesize == PAGES_LARGE:
+        return sizes[:-1]
+    if pagesize == PAGES_ANY:
+        return sizes
+    return [pagesize]
+
+
 def _memory_fits(guest, host):
     need_kb = guest.memory * 1024
     if guest.pagesize:
-        for size, total, used, reserved in host.mempages:
-            if size == guest.pagesize:
-                return (need_kb % size == 0
-                        and need_kb <= (total - used - reserved) * size)
-        return False
+        free = {size: total - used - reserved
+                for size, total, used, reserved in host.mempages}
+        return any(need_kb % size == 0
+                   and need_kb <= free.get(size, 0) * size
+                   for size in _page_sizes_to_try(guest.pagesize, host))
     if host.mempages:
         size, total, _used, reserved = min(host.mempages)
         return need_kb % size == 0 and need_kb <= (total - reserved) * size

@@ -298,15 +298,14 @@ def numa_cell(value, path):
 
 
 def _pagesize(value, path):
-    """Page size in KiB. Nova's symbolic sizes: small and any become
-    None (the host's smallest pages, which satisfy both); large names no
-    size gantt's model can hold, so it is refused rather than ignored."""
-    if value in (_PAGES_SMALL, _PAGES_ANY):
-        return None
-    if value == _PAGES_LARGE:
+    """Page size in KiB, or Nova's symbolic sizes (small, large, any),
+    which gantt's model keeps as Nova sends them."""
+    if value in (_PAGES_SMALL, _PAGES_LARGE, _PAGES_ANY):
+        return value
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
         raise InvalidPrimitive(
-            f"{path}: large pages (hw:mem_page_size=large, -2) are not "
-            "supported by gantt; ask for a size in KiB")
+            f"{path}: expected a page size in KiB or -1 (small), -2 "
+            f"(large), -3 (any), got {value!r}")
     return value
 
 

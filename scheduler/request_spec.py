@@ -85,7 +85,10 @@ _NUMA_CELL = {
         "cpuset": {"type": "array", "items": _COUNT},
         "pcpuset": {"type": "array", "items": _COUNT},
         "memory": {"type": "integer", "minimum": 1},
-        "pagesize": {"type": ["integer", "null"], "minimum": 1},
+        # KiB, or Nova's symbolic sizes: -1 small, -2 large, -3 any.
+        "pagesize": {"anyOf": [{"type": "null"},
+                               {"type": "integer", "minimum": 1},
+                               {"enum": [-1, -2, -3]}]},
     },
     "additionalProperties": False,
 }

@@ -266,11 +266,11 @@ def test_flavor_without_extra_specs_loaded():
 
 
 @pytest.mark.parametrize("pagesize,expected", [
-    (-1, None), (-3, None), (1048576, 1048576)],
-    ids=["small", "any", "1G-in-KiB"])
+    (-1, -1), (-2, -2), (-3, -3), (1048576, 1048576)],
+    ids=["small", "large", "any", "1G-in-KiB"])
 def test_symbolic_page_sizes(pagesize, expected):
-    # small: the host's smallest pages, gantt's default; any: satisfied
-    # by the smallest pages too.
+    # Nova's symbolic sizes are kept as they are: the NUMA filter reads
+    # them (small, large, any) against the host's page sizes.
     primitive = load("request_spec_boot")
     for cell in data(primitive, "numa_topology")["cells"]:
         cell[nova_objects.DATA]["pagesize"] = pagesize
@@ -388,10 +388,10 @@ def _case(ident, change, message):
           _set(["numa_topology", "cells", 1, "pcpuset"], ["2", 3]),
           "RequestSpec.numa_topology.cells[1].pcpuset[0]: expected an "
           "integer, got str"),
-    _case("large-pages",
-          _set(["numa_topology", "cells", 0, "pagesize"], -2),
-          "RequestSpec.numa_topology.cells[0].pagesize: large pages "
-          "(hw:mem_page_size=large, -2) are not supported by gantt"),
+    _case("page-size-unknown-symbol",
+          _set(["numa_topology", "cells", 0, "pagesize"], -4),
+          "RequestSpec.numa_topology.cells[0].pagesize: expected a page "
+          "size in KiB or -1 (small), -2 (large), -3 (any), got -4"),
     _case("cell-memory-missing",
           _set(["numa_topology", "cells", 0, "memory"], _DELETE),
           "RequestSpec.numa_topology.cells.0: 'memory' is a required "

@@ -451,6 +451,18 @@ NUMA = {
     "page-size-not-offered": (topology({"id": 0, "cpuset": [0],
                                         "memory": 1024,
                                         "pagesize": 1048576}), []),
+    # Nova's symbolic sizes, on m4's 4 KiB and 2 MiB (512 free) pages;
+    # hosts that list no page sizes fail every page size request.
+    "large-pages": (topology({"id": 0, "cpuset": [0], "memory": 1024,
+                              "pagesize": -2}), ["m4"]),
+    "large-pages-too-few": (topology({"id": 0, "cpuset": [0],
+                                      "memory": 1026, "pagesize": -2}),
+                            []),
+    "any-pages-falls-to-small": (topology({"id": 0, "cpuset": [0],
+                                           "memory": 1026,
+                                           "pagesize": -3}), ["m4"]),
+    "small-pages": (topology({"id": 0, "cpuset": [0], "memory": 1024,
+                              "pagesize": -1}), ["m4"]),
     "thread-require": (topology(pinned(0, 1), policy="dedicated",
                                 threads="require"), ["m1"]),
     "thread-require-by-extra-specs": (
