@@ -29,7 +29,7 @@ from rpc import conf as rpc_conf
 from rpc import errors
 from rpc import serializer as serializer_mod
 from scheduler import errors as scheduler_errors
-from scheduler import host_records, resource_request
+from scheduler import host_records
 from scheduler import manager as manager_mod
 from scheduler import request_spec as request_spec_mod
 
@@ -75,10 +75,7 @@ class SchedulerEndpoint:
             return self._scheduler.select_destinations(
                 ctxt, spec, uuids, return_objects=bool(return_objects),
                 return_alternates=bool(return_alternates))
-        except (manager_mod.NoValidHost,
-                resource_request.NoHostsPossible) as exc:
-            # NoHostsPossible: the request names hosts that cannot exist
-            # (a zone without hosts, ...); Nova says NoValidHost too.
+        except manager_mod.NoValidHost as exc:
             LOG.info("No valid host (request %s): %s", _request_id(ctxt),
                      exc.message)
             raise errors.NoValidHost(reason=exc.message) from None

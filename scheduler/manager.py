@@ -193,7 +193,12 @@ class _Run:
         if self.rebuild:
             rows = self.table.live_rows()
             return self.restrict(rows, None), _CandidatesByRow(), None
-        rr = resource_request.from_spec(self.spec, self.conf, self.table)
+        try:
+            rr = resource_request.from_spec(self.spec, self.conf, self.table)
+        except resource_request.NoHostsPossible as exc:
+            # A zone, tenant or destination no host can match: for the
+            # caller that is no valid host (Nova says the same).
+            raise NoValidHost(f"no valid host: {exc.message}") from None
         self.rr = rr
         # Scheduler.sync has just brought the index up to date.
         result = self.s.engine.find(rr.candidates_request(), lean=True,

@@ -248,7 +248,7 @@ def test_pcpu_fallback_can_be_disabled(cloud, placement, make):
 def test_unknown_zone_is_no_valid_host(cloud, placement, make):
     hosts(cloud, placement, [8192])
     s = make()
-    with pytest.raises(errors.SchedulerError) as caught:
+    with pytest.raises(manager.NoValidHost) as caught:
         s.schedule(spec(availability_zone="mars"), ids(1))
     assert "mars" in caught.value.message
 
