@@ -26,25 +26,13 @@ def claim(placement, consumer_uuid, allocation_request, project_id,
     """Allocate ``allocation_request`` (placement.candidates
     AllocationRequest) to the new consumer ``consumer_uuid``; an Outcome.
     An instance that holds allocations already is the caller's error."""
-    for _ in range(1 + CONCURRENT_RETRIES):
-        try:
-            placement.put_allocations(
-                consumer_uuid, allocation_request.allocations,
-                project_id=project_id, user_id=user_id,
-                consumer_generation=None)
-            return Outcome.CLAIMED
-        except placement_errors.ConsumerGenerationConflict:
-            raise errors.SchedulerError(
-                f"instance {consumer_uuid} holds allocations already: "
-                "remove them before scheduling it again") from None
-        except placement_errors.ConcurrentUpdate:
-            continue
-        except placement_errors.InvalidInventory:
-            return Outcome.NO_ROOM
-        except (placement_errors.AllocationProviderNotFound,
-                placement_errors.NotFound):
-            return Outcome.GONE
-    return Outcome.RACE
+    return _write(
+        lambda: placement.put_allocations(
+            consumer_uuid, allocation_request.allocations,
+            project_id=project_id, user_id=user_id,
+            consumer_generation=None),
+        lambda exc: f"instance {consumer_uuid} holds allocations already: "
+                    "remove them before scheduling it again")
 
 
 def claim_all(placement, writes, project_id, user_id):
@@ -55,14 +43,22 @@ def claim_all(placement, writes, project_id, user_id):
         consumer, wanted.allocations, project_id=project_id,
         user_id=user_id, consumer_generation=None)
         for consumer, wanted in writes]
+    return _write(
+        lambda: placement.post_allocations(batch),
+        lambda exc: "an instance of the request holds allocations "
+                    f"already: {exc}")
+
+
+def _write(write, already_held):
+    """Run ``write`` (a claim for new consumers), retrying a concurrent
+    update on fresh state; an Outcome. A consumer that holds allocations
+    already raises SchedulerError(``already_held(exc)``)."""
     for _ in range(1 + CONCURRENT_RETRIES):
         try:
-            placement.post_allocations(batch)
+            write()
             return Outcome.CLAIMED
         except placement_errors.ConsumerGenerationConflict as exc:
-            raise errors.SchedulerError(
-                f"an instance of the request holds allocations already: "
-                f"{exc}") from None
+            raise errors.SchedulerError(already_held(exc)) from None
         except placement_errors.ConcurrentUpdate:
             continue
         except placement_errors.InvalidInventory:
