@@ -11,9 +11,8 @@ import uuid as uuidlib
 import jsonschema
 import os_resource_classes as orc
 import os_traits
-import yaml
 
-from placement import errors
+from placement import errors, file_errors
 from placement.cloudfile import hosts as hosts_mod
 from placement.cloudfile import schema
 from placement.db import store
@@ -35,15 +34,8 @@ def stable_uuid(kind, name):
     return str(uuidlib.uuid5(NAMESPACE, f"{kind}:{name}"))
 
 
-class CloudFileError(Exception):
+class CloudFileError(file_errors.InputFileError):
     """A cloud file that cannot be loaded; says which file and field."""
-
-    def __init__(self, path, field, message):
-        super().__init__(f"{path}: {field}: {message}" if field
-                         else f"{path}: {message}")
-        self.path = path
-        self.field = field
-        self.message = message
 
 
 @dataclasses.dataclass
@@ -82,23 +74,10 @@ class Cloud:
 
 def read(path):
     """Parse the file at ``path`` (YAML, of which JSON is a subset)."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            data = yaml.safe_load(f)
-    except OSError as exc:
-        raise CloudFileError(path, None, exc.strerror or str(exc)) from exc
-    except yaml.YAMLError as exc:
-        raise CloudFileError(path, None,
-                             f"not valid YAML or JSON: {exc}") from exc
-    return parse(data, path)
+    return parse(file_errors.read_yaml(path, CloudFileError), path)
 
 
-def _field(parts):
-    out = ""
-    for part in parts:
-        out += f"[{part}]" if isinstance(part, int) else (
-            f".{part}" if out else str(part))
-    return out
+_field = file_errors.field_path
 
 
 def _is_uuid(value):

@@ -2,7 +2,10 @@
 a small client."""
 
 import json
+import socketserver
+import threading
 import urllib.parse
+from wsgiref import simple_server
 
 import sqlalchemy as sa
 import webob
@@ -73,3 +76,32 @@ def snapshot(store):
             tuple(str(v) for v in row) for row in conn.execute(
                 sa.select(table)))
             for name, table in sorted(tables.metadata.tables.items())}
+
+
+class _ThreadingWSGIServer(socketserver.ThreadingMixIn,
+                           simple_server.WSGIServer):
+    daemon_threads = True
+
+
+class _QuietHandler(simple_server.WSGIRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+def serve_http(store):
+    """The REST API on ``store``, served over HTTP by threads of this
+    process at a loopback URL: (url, app, stop)."""
+    app, engine = make_app(store)
+    server = simple_server.make_server(
+        "127.0.0.1", 0, app, server_class=_ThreadingWSGIServer,
+        handler_class=_QuietHandler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+
+    def stop():
+        server.shutdown()
+        server.server_close()
+        thread.join(10)
+        engine.close()
+
+    return f"http://127.0.0.1:{server.server_port}", app, stop

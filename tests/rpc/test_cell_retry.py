@@ -7,10 +7,7 @@ provider after each move: nothing may leak."""
 import json
 import random
 import socket
-import socketserver
-import threading
 import uuid as uuidlib
-from wsgiref import simple_server
 
 import pytest
 
@@ -28,33 +25,11 @@ SIZES = (16384, 12288, 8192, 6144)
 PROJECT, USER = "p1", "u1"
 
 
-class _ThreadingWSGIServer(socketserver.ThreadingMixIn,
-                           simple_server.WSGIServer):
-    daemon_threads = True
-
-
-class _QuietHandler(simple_server.WSGIRequestHandler):
-    def log_message(self, *args):
-        pass
-
-
 def serve(store):
     """The placement REST API on ``store`` at a loopback URL; returns
     (url, stop)."""
-    app, engine = api_helpers.make_app(store)
-    server = simple_server.make_server(
-        "127.0.0.1", 0, app, server_class=_ThreadingWSGIServer,
-        handler_class=_QuietHandler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-
-    def stop():
-        server.shutdown()
-        server.server_close()
-        thread.join(10)
-        engine.close()
-
-    return f"http://127.0.0.1:{server.server_port}", stop
+    url, _, stop = api_helpers.serve_http(store)
+    return url, stop
 
 
 class World:
