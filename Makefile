@@ -1,5 +1,6 @@
-# Two commands: `make run` and `make test`. Each creates .venv when it is
-# missing and installs what it needs; nothing else has to be set up.
+# Two commands: `make run` and `make test` (and `make demo`, the RPC
+# demo). Each creates .venv when it is missing and installs what it needs;
+# nothing else has to be set up.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -7,7 +8,7 @@ STAMP := $(VENV)/.installed-gantt
 STATE ?= .state
 export OS_DEFAULT__STATE_PATH ?= $(abspath $(STATE))
 
-.PHONY: run test lint install clean sample-config
+.PHONY: run demo test lint install clean sample-config
 
 $(STAMP): setup.py
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -17,13 +18,25 @@ $(STAMP): setup.py
 
 install: $(STAMP)
 
-# The main job on the embedded default (an SQLite file in $(STATE), the
-# in-process message transport): load the example cloud, including a few
-# allocations made through the atomic claim path, print providers,
-# capacity and usage; then start gantt-scheduler in the background, send
-# it a handful of select_destinations calls through the conductor client,
-# print the Selections with their alternates and stop it cleanly.
+# The main job: the example simulation on the embedded default. It
+# replays etc/examples/simulation/workload.yaml (6,000 servers) on the
+# example cloud (160 hosts, a compact template) with gantt's real
+# scheduler and placement code, writes the report (report.html,
+# report.json, plots) to $(STATE)/simulation-report and prints its
+# summary.
+SIM := etc/examples/simulation
 run: $(STAMP)
+	$(BIN)/gantt-simulate run --cloud $(SIM)/cloud.yaml \
+		--workload $(SIM)/workload.yaml --config-file $(SIM)/spread.conf \
+		--out $(STATE)/simulation-report
+
+# The RPC demo: load the example cloud into an SQLite file in $(STATE)
+# (including a few allocations made through the atomic claim path), print
+# providers, capacity and usage; then start gantt-scheduler in the
+# background, send it a handful of select_destinations calls through the
+# conductor client, print the Selections with their alternates and stop
+# it cleanly.
+demo: $(STAMP)
 	rm -f $(STATE)/placement.sqlite*
 	$(BIN)/gantt-manage db sync
 	$(BIN)/gantt-manage cloud load etc/examples/cluster.yaml

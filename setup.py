@@ -42,6 +42,8 @@ setup(
         "gunicorn>=22.0,<28",
         "orjson>=3.9,<4",
         "requests>=2.25,<3",
+        "matplotlib>=3.7,<4",
+        "tqdm>=4.60,<5",
     ],
     extras_require={
         "test": [
@@ -63,6 +65,7 @@ setup(
             "gantt-manage = placement.cmd.manage:main",
             "gantt-placement-api = placement.cmd.api:main",
             "gantt-scheduler = rpc.service:main",
+            "gantt-simulate = scheduler.simulation.cli:main",
         ],
         "oslo.policy.policies": [
             "gantt = placement.api.policies:list_rules",

@@ -1,4 +1,4 @@
-"""``make run``'s scheduler part: gantt-scheduler and a conductor in one
+"""``make demo``'s scheduler part: gantt-scheduler and a conductor in one
 process, on the embedded default transport (kombu+memory).
 
     python -m rpc.demo [--config-file F]

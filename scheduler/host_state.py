@@ -581,3 +581,19 @@ class HostStateTable:
         np.add.at(self.num_io_ops, rows, io_ops)
         self.consumed_generation[rows] = self.generation[rows]
         self.version += 1
+
+    def note_instance(self, host, instance_uuid, present=True,
+                      flavor_id=None, project_id=None):
+        """Record in memory that ``host`` now holds (or, with
+        ``present`` false, no longer holds) an instance, as its next
+        instance report would say. For callers that model compute nodes
+        (the simulator); a report from the node itself replaces it."""
+        held = self.instances.setdefault(host, {})
+        if present:
+            held[instance_uuid] = host_reads.Instance(
+                instance_uuid, host, flavor_id, project_id)
+        else:
+            held.pop(instance_uuid, None)
+            if not held:
+                del self.instances[host]
+        self.version += 1

@@ -22,6 +22,7 @@ NoValidHost saying where the hosts went. A rebuild (hint
 it runs the filters marked RUN_ON_REBUILD over the requested hosts.
 """
 
+import collections
 import dataclasses
 import random
 import threading
@@ -77,6 +78,10 @@ class Scheduler:
         self.clock = clock
         self._lock = threading.Lock()
         self._host_row_map = (None, None)
+        # Claim attempts and lost claims (capacity taken by another
+        # writer since the view was read), with the time the lost ones
+        # took: what the simulator reports as conflicts and waste.
+        self.stats = collections.Counter()
 
     def host_rows_of(self, index_rows):
         """Host table rows of provider index rows (-1: not a compute
@@ -104,18 +109,22 @@ class Scheduler:
         first, then alternates when ``return_alternates``); with
         ``return_objects`` false, the old form: one host dict per
         instance. ``spec``: a RequestSpec or its dict form."""
-        decision = self.schedule(spec, instance_uuids, context=context)
+        decision = self.schedule(
+            spec, instance_uuids, context=context,
+            alternates=return_objects and return_alternates)
         if not return_objects:
             return [s[0].host_dict() for s in decision.selections]
-        if not return_alternates:
-            return [s[:1] for s in decision.selections]
         return decision.selections
 
     def schedule(self, spec, instance_uuids=None, context=None,
-                 explain=False):
+                 explain=False, refresh=True, alternates=True):
         """A Decision for ``spec``. Claims are made for ``instance_uuids``
         (one per instance); without them nothing is claimed, as Nova does
-        for callers that send none. ``explain``: also return why."""
+        for callers that send none. ``explain``: also return why.
+        ``refresh=False`` decides on the view of the last sync (the
+        simulator's schedulers racing on stale views); a lost claim still
+        re-reads the host's tree. ``alternates=False``: each instance
+        gets its chosen host only."""
         if isinstance(spec, dict):
             spec = request_spec.RequestSpec.from_dict(spec)
         uuids = list(instance_uuids or ())
@@ -127,9 +136,10 @@ class Scheduler:
                 f"{spec.num_instances}")
         project, user = _owner(spec, context)
         with self._lock, self.table.lock:
-            self.sync()
+            if refresh:
+                self.sync()
             run = _Run(self, spec, uuids, count, project, user, explain)
-            return run.go()
+            return run.go(alternates)
 
     def sync(self):
         """Bring the host state table and the provider index up to date
@@ -247,7 +257,7 @@ class _Run:
 
     # -- the run --------------------------------------------------------
 
-    def go(self):
+    def go(self, alternates=True):
         rows, by_row, result = self.candidates()
         self.by_row, self.result = by_row, result
         turns = None
@@ -260,6 +270,10 @@ class _Run:
         except BaseException:
             self.roll_back()
             raise
+        if not alternates:
+            return Decision([[self.selection(chosen, self.allocation.get(i))]
+                             for i, (chosen, _) in enumerate(turns)],
+                            self.explain)
         picked = {t[0] for t in turns}
         selections = [self.with_alternates(i, chosen, ordered, picked)
                       for i, (chosen, ordered) in enumerate(turns)]
@@ -320,8 +334,9 @@ class _Run:
             self.consume(row)
             self.request.chosen_rows.append(row)
             turns.append((row, ordered))
-        outcome = claims.claim_all(self.s.placement, writes, self.project,
-                                   self.user)
+        outcome = self.timed_claim(
+            claims.claim_all, self.s.placement, writes, self.project,
+            self.user)
         if outcome is claims.Outcome.CLAIMED:
             self.claimed = [consumer for consumer, _ in writes]
             self.allocation = {i: w for i, (_, w) in enumerate(writes)}
@@ -367,8 +382,9 @@ class _Run:
                 tries = self.requery(row)
             for result, index in tries:
                 wanted = result.allocation_request(index)
-                outcome = claims.claim(self.s.placement, consumer, wanted,
-                                       self.project, self.user)
+                outcome = self.timed_claim(
+                    claims.claim, self.s.placement, consumer, wanted,
+                    self.project, self.user)
                 if outcome is claims.Outcome.CLAIMED:
                     self.claimed.append(consumer)
                     self.allocation[i] = wanted
@@ -377,6 +393,16 @@ class _Run:
                 if outcome is claims.Outcome.GONE:
                     break
         return False
+
+    def timed_claim(self, claim, *args):
+        stats = self.s.stats
+        start = time.perf_counter()
+        outcome = claim(*args)
+        stats["claim_attempts"] += 1
+        if outcome is not claims.Outcome.CLAIMED:
+            stats["claims_lost"] += 1
+            stats["claims_lost_s"] += time.perf_counter() - start
+        return outcome
 
     def requery(self, row):
         rr = dataclasses.replace(self.rr, limit=None)

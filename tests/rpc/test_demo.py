@@ -1,4 +1,4 @@
-"""make run's scheduler part (python -m rpc.demo) on the example cloud:
+"""make demo's scheduler part (python -m rpc.demo) on the example cloud:
 the service starts in the background on the in-process transport,
 answers through the conductor client with alternates, claims, and stops
 cleanly."""

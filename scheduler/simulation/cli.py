@@ -1,0 +1,292 @@
+"""gantt-simulate: offline what-if runs of the real scheduler.
+
+    gantt-simulate run --cloud FILE | --from-placement URL
+                       --workload FILE [--config-file CONF] [--seed N]
+                       [--schedulers N] [--out DIR] [--no-progress]
+    gantt-simulate compare A.conf B.conf --cloud FILE --workload FILE
+                       [--seed N] [--schedulers N] [--out DIR]
+    gantt-simulate capacity --flavor F [--flavors FILE]
+                       [--cloud FILE | --from-placement URL |
+                        --config-file CONF] [--format table|json]
+
+Exit status: 0 on success, 2 for a file or argument that cannot be used
+(the message names the file and field), 1 for any other failure.
+"""
+
+import argparse
+import json
+import os
+import sys
+
+from placement import file_errors
+from placement.cloudfile import loader
+from scheduler import errors as scheduler_errors
+from scheduler import manager
+from scheduler.simulation import (
+    capacity,
+    config,
+    from_placement,
+    report,
+    runner,
+)
+from scheduler.simulation import cloud as cloud_mod
+from scheduler.simulation import workload as workload_mod
+
+
+class UsageError(Exception):
+    """A command line that cannot be used."""
+
+
+def _parser():
+    parser = argparse.ArgumentParser(
+        prog="gantt-simulate",
+        description="Replay a workload on a modelled cloud with gantt's "
+                    "scheduler, offline, and report what happened.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    run = sub.add_parser("run", help="simulate one config")
+    _cloud_args(run, required=True)
+    _run_args(run)
+    run.add_argument("--config-file", dest="config",
+                     help="gantt config (filters, weighers, multipliers,"
+                          " host_subset_size, ...); default: defaults")
+    run.add_argument("--out", default="simulation-report",
+                     help="report directory (default: %(default)s)")
+    run.set_defaults(handler=cmd_run)
+
+    compare = sub.add_parser(
+        "compare", help="the same cloud and workload under two configs")
+    compare.add_argument("config_a", metavar="A.conf")
+    compare.add_argument("config_b", metavar="B.conf")
+    _cloud_args(compare, required=True)
+    _run_args(compare)
+    compare.add_argument("--out", default="simulation-compare",
+                         help="report directory (default: %(default)s)")
+    compare.set_defaults(handler=cmd_compare)
+
+    cap = sub.add_parser(
+        "capacity", help="how many more instances of a flavor fit now, "
+                         "per availability zone and aggregate")
+    cap.add_argument("--flavor", required=True,
+                     help="a flavor name from --flavors, or sizes: "
+                          "vcpus=4,memory_mb=8192,root_gb=80")
+    cap.add_argument("--flavors",
+                     help="a workload file whose flavors section names "
+                          "the flavor")
+    _cloud_args(cap, required=False)
+    cap.add_argument("--config-file", dest="config",
+                     help="gantt config; without --cloud or "
+                          "--from-placement, its database is read")
+    cap.add_argument("--format", choices=["table", "json"],
+                     default="table")
+    cap.set_defaults(handler=cmd_capacity)
+    return parser
+
+
+def _cloud_args(parser, required):
+    source = parser.add_mutually_exclusive_group(required=required)
+    source.add_argument("--cloud", help="cloud file or template (YAML or "
+                                        "JSON)")
+    source.add_argument("--from-placement", metavar="URL",
+                        help="take the cloud from a live placement "
+                             "endpoint")
+    parser.add_argument("--token", help="X-Auth-Token for "
+                                        "--from-placement")
+
+
+def _run_args(parser):
+    parser.add_argument("--workload", required=True,
+                        help="synthetic workload or trace (YAML, JSON, "
+                             "CSV)")
+    parser.add_argument("--seed", type=int,
+                        help="overrides the workload's seed")
+    parser.add_argument("--schedulers", type=int, default=1,
+                        help="schedulers racing on stale views "
+                             "(default: 1)")
+    parser.add_argument("--no-progress", action="store_true",
+                        help="no progress bar")
+
+
+def _read_cloud(args):
+    if args.cloud:
+        return cloud_mod.read(args.cloud), args.cloud
+    doc = from_placement.fetch(args.from_placement, token=args.token)
+    return loader.parse(doc, args.from_placement), args.from_placement
+
+
+def _options(args, workload):
+    if args.schedulers < 1 or args.schedulers > 64:
+        raise UsageError("--schedulers: must be 1 to 64")
+    seed = args.seed if args.seed is not None else (workload.seed or 0)
+    return runner.Options(
+        schedulers=args.schedulers, seed=seed,
+        progress=not args.no_progress and sys.stderr.isatty())
+
+
+def _simulate(conf_path, cloud, cloud_label, workload, options):
+    conf = config.load(conf_path)
+    labels = {"cloud": cloud_label, "workload": workload.path,
+              "config": conf_path}
+    return runner.Simulation(conf, cloud, workload, options,
+                             labels=labels).run()
+
+
+def cmd_run(args):
+    conf = config.load(args.config)  # a bad config stops before loading
+    del conf
+    workload = workload_mod.read(args.workload, seed=args.seed)
+    cloud, label = _read_cloud(args)
+    options = _options(args, workload)
+    out = _simulate(args.config, cloud, label, workload, options)
+    paths = report.write(out, args.out)
+    print(report.summary(out))
+    print(f"\nreport: {paths['html']} (figures: {paths['json']})")
+
+
+def cmd_compare(args):
+    for path in (args.config_a, args.config_b):
+        config.load(path)
+    workload = workload_mod.read(args.workload, seed=args.seed)
+    cloud, label = _read_cloud(args)
+    options = _options(args, workload)
+    results = []
+    for name, path in (("a", args.config_a), ("b", args.config_b)):
+        print(f"simulating {path}", file=sys.stderr)
+        out = _simulate(path, cloud, label, workload, options)
+        report.write(out, os.path.join(args.out, name))
+        results.append(out)
+    labels = tuple(os.path.basename(p) for p in (args.config_a,
+                                                 args.config_b))
+    if labels[0] == labels[1]:
+        labels = (args.config_a, args.config_b)
+    paths = report.compare(results[0], results[1], args.out, labels=labels)
+    print(report.compare_summary(paths["table"]))
+    print(f"\ncomparison: {paths['html']}")
+
+
+# -- capacity ---------------------------------------------------------------
+
+def _flavor(args):
+    """(name, flavor spec dict) of --flavor."""
+    text = args.flavor
+    if "=" in text:
+        sizes = {}
+        for part in text.split(","):
+            key, _, value = part.partition("=")
+            key = key.strip()
+            if key not in ("vcpus", "memory_mb", "root_gb", "ephemeral_gb",
+                           "swap"):
+                raise UsageError(f"--flavor: unknown size {key!r}; use "
+                                 "vcpus, memory_mb, root_gb, "
+                                 "ephemeral_gb, swap")
+            try:
+                sizes[key] = int(value)
+            except ValueError:
+                raise UsageError(f"--flavor: {key}: not a whole number: "
+                                 f"{value!r}") from None
+        for key in ("vcpus", "memory_mb"):
+            if key not in sizes:
+                raise UsageError(f"--flavor: {key} is required")
+        flavor = workload_mod.Flavor(name=text, **sizes)
+        return text, flavor.as_spec()
+    if not args.flavors:
+        raise UsageError("--flavor: give sizes (vcpus=2,memory_mb=4096,"
+                         "root_gb=20) or a name with --flavors FILE")
+    flavors = _flavors_of(args.flavors)
+    if text not in flavors:
+        raise UsageError(f"--flavor: {text!r} is not in {args.flavors}; "
+                         f"it has: {', '.join(flavors)}")
+    return text, flavors[text].as_spec()
+
+
+def _flavors_of(path):
+    data = file_errors.read_yaml(path, workload_mod.WorkloadError)
+    return workload_mod.parse_flavors(data, path)
+
+
+def cmd_capacity(args):
+    name, flavor = _flavor(args)
+    conf = config.load(args.config)
+    if args.cloud or args.from_placement:
+        cloud, _ = _read_cloud(args)
+        scratch = runner.Simulation(conf, cloud, None)
+        scratch.open_cloud()
+        scheduler = scratch.schedulers[0]
+    else:
+        scratch = None
+        scheduler = manager.Scheduler(conf)
+        scheduler.sync()
+    try:
+        result = capacity_report(scheduler, conf, name, flavor)
+    finally:
+        if scratch is not None:
+            scratch.close()
+        else:
+            scheduler.close()
+    if args.format == "json":
+        print(json.dumps(result, indent=2, sort_keys=True))
+    else:
+        print(render_capacity(result))
+
+
+def capacity_report(scheduler, conf, name, flavor):
+    """How many more of ``flavor`` fit, in all and per zone and
+    aggregate, and which class runs out first."""
+    view = capacity.CloudView(scheduler)
+    resources = capacity.flavor_resources(flavor, conf, scheduler.table)
+    fitted = view.host_fits(resources)
+    groups = {"all hosts": None, **view.groups()}
+    rows = []
+    for label, mask in groups.items():
+        fit = view.group_fit(resources, mask, fitted=fitted)
+        rows.append({"group": label, "hosts": fit.hosts, "fits": fit.fits,
+                     "runs_out_first": fit.limiting,
+                     "fits_by_class": fit.by_class})
+    return {"flavor": name, "resources": resources, "groups": rows}
+
+
+def render_capacity(result):
+    classes = list(result["resources"])
+    asks = ", ".join(f"{rc} {n}" for rc, n in result["resources"].items())
+    head = ["group", "hosts", "fit", "runs out first"] + [
+        f"{rc} alone" for rc in classes]
+    body = [[r["group"], str(r["hosts"]), str(r["fits"]),
+             r["runs_out_first"] or "-"] +
+            [str(r["fits_by_class"].get(rc, 0)) for rc in classes]
+            for r in result["groups"]]
+    widths = [max(len(row[i]) for row in [head] + body)
+              for i in range(len(head))]
+    lines = [f"flavor {result['flavor']}: {asks} per instance", ""]
+    for row in [head] + body:
+        lines.append("  ".join(
+            cell.ljust(w) if i == 0 or i == 3 else cell.rjust(w)
+            for i, (cell, w) in enumerate(zip(row, widths, strict=True))))
+    lines.append("")
+    lines.append("fit: instances that fit in all; <class> alone: how many "
+                 "that class alone would allow")
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    args = _parser().parse_args(argv)
+    try:
+        args.handler(args)
+    except (loader.CloudFileError, workload_mod.WorkloadError,
+            config.ConfigError, UsageError) as exc:
+        print(f"gantt-simulate: {exc}", file=sys.stderr)
+        return 2
+    except from_placement.PlacementReadError as exc:
+        print(f"gantt-simulate: {exc}", file=sys.stderr)
+        return 2
+    except scheduler_errors.SchedulerError as exc:
+        print(f"gantt-simulate: {exc.message}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("gantt-simulate: interrupted", file=sys.stderr)
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,941 @@
+"""Reports of an offline scheduler simulation.
+
+``gantt-simulate run`` produces a report dict (format 1: ``inputs``,
+``figures``, ``timing``, ``series``, ``host_fill`` and ``latency_ms``).
+This module turns one into a directory a person can read
+(``report.json``, one PNG per entry of ``PLOTS`` and a self-contained
+``report.html``) and into a short terminal summary, and it compares two
+runs (``compare.json``, ``compare.html`` and overlaid PNGs).
+
+Plots are drawn on ``matplotlib.figure.Figure`` objects and rendered by
+the Agg canvas directly, never through pyplot: writing a report needs no
+display, leaves no global figure state behind and works from threads.
+"""
+
+import base64
+import html
+import io
+import json
+import os
+
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter, MaxNLocator
+
+FORMAT = 1
+PLOTS = ("utilisation", "failures", "host_fill", "stranded", "latency")
+COMPARE_PLOTS = ("utilisation", "failures", "latency", "host_fill")
+
+_SECTIONS = ("inputs", "figures", "timing", "series", "host_fill",
+             "latency_ms")
+_COUNTS = ("creates", "deletes", "placed", "no_valid_host",
+           "claim_attempts", "retries", "conflicts", "live_instances_end")
+_FIGSIZE = (7, 3.5)
+_DPI = 100
+# Two runs share colours per resource class; the line style tells them
+# apart.
+_RUN_STYLES = ("-", "--")
+_UNIT_SUFFIX = {"s": " s", "ms": " ms", "per_s": "/s"}
+
+
+# -- loading and checking --------------------------------------------------
+
+
+def load(path):
+    """Read a report.json written by write(); ValueError if it is not."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            report = json.load(f)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(
+            f"{path}: not a simulation report (not JSON: {exc})") from exc
+    _check(report, path)
+    return report
+
+
+def _check(report, source):
+    """Refuse anything that is not a format-1 report, naming source."""
+    if not isinstance(report, dict):
+        raise ValueError(
+            f"{source}: not a simulation report (not a JSON object)")
+    if "format" not in report:
+        raise ValueError(
+            f"{source}: not a simulation report (no 'format' key)")
+    if report["format"] != FORMAT:
+        raise ValueError(
+            f"{source}: report format {report['format']!r} is not "
+            f"supported (expected {FORMAT})")
+    missing = [k for k in _SECTIONS if not isinstance(report.get(k), dict)]
+    if missing:
+        raise ValueError(
+            f"{source}: not a simulation report (missing "
+            f"{', '.join(missing)})")
+
+
+def _get(tree, *path):
+    """tree[path[0]][path[1]]..., or None where a step is missing."""
+    for key in path:
+        if not isinstance(tree, dict) or key not in tree:
+            return None
+        tree = tree[key]
+    return tree
+
+
+def _number(value):
+    # bool is an int to Python but never a figure.
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return value
+
+
+# -- formatting ------------------------------------------------------------
+
+
+def _fmt(value, unit="count"):
+    """A value for people: fractions as %, floats to a sensible width."""
+    if value is None:
+        return "-"
+    if isinstance(value, str):
+        return value
+    if unit == "fraction":
+        return f"{value * 100:.1f}%"
+    if isinstance(value, float):
+        small = 0 < abs(value) < 1
+        text = f"{value:.3g}" if small else f"{value:.2f}"
+    else:
+        text = str(value)
+    return text + _UNIT_SUFFIX.get(unit, "")
+
+
+def _fmt_diff(value, unit):
+    if value is None:
+        return "-"
+    if unit == "fraction":
+        # A difference of two shares is in percentage points, not %.
+        return f"{value * 100:+.1f} pp"
+    if isinstance(value, float):
+        small = 0 < abs(value) < 1
+        text = f"{value:+.3g}" if small else f"{value:+.2f}"
+    else:
+        text = f"{value:+d}"
+    return text + _UNIT_SUFFIX.get(unit, "")
+
+
+def _fmt_relative(value):
+    return "-" if value is None else f"{value * 100:+.1f}%"
+
+
+def _shares(mapping):
+    """'VCPU 80.0%, MEMORY_MB 60.0%' from {rc: fraction}."""
+    if not mapping:
+        return "none"
+    return ", ".join(f"{rc} {_fmt(v, 'fraction')}"
+                     for rc, v in mapping.items())
+
+
+# -- terminal summary ------------------------------------------------------
+
+
+def summary(report):
+    """A dozen plain-text lines on the run's outcome, for a terminal."""
+    inputs, fig, timing = (report["inputs"], report["figures"],
+                           report["timing"])
+    lines = [
+        f"Simulation of {inputs['workload']} on {inputs['cloud']}",
+        f"  {inputs['events']} events, {inputs['hosts']} hosts, "
+        f"{inputs['schedulers']} schedulers, {_seed(inputs['seed'])}",
+        f"Placed {fig['placed']} of {fig['creates']} creates "
+        f"({fig['deletes']} deletes); NoValidHost {fig['no_valid_host']}",
+        f"Claims: {fig['claim_attempts']} attempts, {fig['retries']} "
+        f"retries, {fig['conflicts']} conflicts",
+        _first_failure_line(fig["first_failure"]),
+        f"Utilisation at end: {_shares(fig['utilisation_end'])}",
+        f"Utilisation peak: {_shares(fig['utilisation_peak'])}",
+        f"Stranded at end (% of capacity): {_stranded_line(fig)}",
+        f"Fits at end: {_fits_line(fig['fits_at_end'])}; "
+        f"{fig['live_instances_end']} instances live",
+        _decision_line(timing["decision_ms"]),
+        f"Throughput: {_fmt(timing['events_per_s'])} events/s "
+        f"(wall {_fmt(timing['wall_s'], 's')})",
+        _scheduler_time_line(timing["scheduler_s"]),
+    ]
+    return "\n".join(lines)
+
+
+def _seed(seed):
+    return "no seed" if seed is None else f"seed {seed}"
+
+
+def _first_failure_line(first):
+    if first is None:
+        return "First NoValidHost: none (no request failed)"
+    return (f"First NoValidHost at event {first['event']} "
+            f"(t={_fmt(first['time_s'], 's')}): "
+            f"{_shares(first['utilisation'])}")
+
+
+def _stranded_line(fig):
+    stranded = {rc: entry["fraction_of_capacity"]
+                for rc, entry in fig["stranded"].items()}
+    return _shares(stranded)
+
+
+def _fits_line(fits):
+    if not fits:
+        return "no flavors"
+    return ", ".join(f"{name} {count}" for name, count in fits.items())
+
+
+def _decision_line(decision):
+    if not decision["count"]:
+        return "Decisions: none"
+    return (f"Decisions: p50 {_fmt(decision['p50'], 'ms')}, "
+            f"p99 {_fmt(decision['p99'], 'ms')}, "
+            f"max {_fmt(decision['max'], 'ms')} "
+            f"over {decision['count']} decisions")
+
+
+def _scheduler_time_line(seconds):
+    useful, wasted = seconds["useful"], seconds["wasted"]
+    total = useful + wasted
+    share = f" ({wasted / total * 100:.1f}% of it wasted)" if total else ""
+    return (f"Scheduler time: useful {_fmt(useful, 's')}, "
+            f"wasted {_fmt(wasted, 's')}{share}")
+
+
+# -- plots: shared helpers -------------------------------------------------
+
+
+def _figure():
+    return Figure(figsize=_FIGSIZE, dpi=_DPI, layout="constrained")
+
+
+def _render(fig):
+    """PNG bytes of fig, through the Agg canvas (no pyplot)."""
+    buffer = io.BytesIO()
+    FigureCanvasAgg(fig).print_png(buffer)
+    return buffer.getvalue()
+
+
+def _note(ax, text):
+    """Say on the axes why there is nothing to draw."""
+    ax.text(0.5, 0.5, text, transform=ax.transAxes, ha="center",
+            va="center", color="0.4")
+
+
+def _legend(*axes, outside=False):
+    """One legend for axes that may share a plot, if anything is named.
+
+    outside puts it right of the plot, for lines that span the whole
+    area and that a legend inside would hide.
+    """
+    handles, labels = [], []
+    for ax in axes:
+        h, labs = ax.get_legend_handles_labels()
+        handles += h
+        labels += labs
+    if not handles:
+        return
+    where = ({"loc": "center left", "bbox_to_anchor": (1.01, 0.5)}
+             if outside else {"loc": "best"})
+    axes[0].legend(handles, labels, fontsize="small", **where)
+
+
+def _no_samples(ax, text):
+    """An empty plot: say why, and drop x ticks that would mean nothing."""
+    _note(ax, text)
+    ax.set_xticks([])
+
+
+def _latency_label(ax):
+    log = ax.get_xscale() == "log"
+    return f"decision latency (ms{', log scale' if log else ''})"
+
+
+def _uses_time(*series):
+    """Plot against simulated time unless no run advanced the clock."""
+    times = [s["time_s"] for s in series if s["time_s"]]
+    return bool(times) and all(any(t != 0 for t in ts) for ts in times)
+
+
+def _x(series, use_time):
+    return series["time_s"] if use_time else series["event"]
+
+
+def _x_label(use_time):
+    return "simulated time (s)" if use_time else "event"
+
+
+def _failure_x(first, use_time):
+    if first is None:
+        return None
+    return first["time_s"] if use_time else first["event"]
+
+
+def _keys(reports, *path):
+    """Keys of the dict at path, in order, across all reports."""
+    keys = {}
+    for report in reports:
+        keys.update(dict.fromkeys(_get(report, *path) or {}))
+    return list(keys)
+
+
+def _percent_axis(ax):
+    # A little headroom so a line at 100% is not cut in half.
+    ax.set_ylim(0, 102)
+    ax.set_yticks(range(0, 101, 20))
+
+
+def _valid_histogram(hist):
+    edges, counts = hist.get("edges") or [], hist.get("counts") or []
+    return bool(counts) and len(edges) == len(counts) + 1
+
+
+def _log_scale(ax, *edge_lists):
+    # A log axis cannot show a zero edge; fall back to linear then.
+    if all(e > 0 for edges in edge_lists for e in edges):
+        ax.set_xscale("log")
+        # 0.1, 1, 10 read better than 10^-1, 10^0, 10^1 for milliseconds.
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+
+
+def _rc_panels(rcs):
+    """A figure with one panel per resource class, three to a row.
+
+    Resource classes fill hosts at different rates, so each gets its own
+    panel rather than bars hiding one another.
+    """
+    cols = min(max(len(rcs), 1), 3)
+    rows = -(-max(len(rcs), 1) // cols)
+    height = _FIGSIZE[1] + 2.5 * (rows - 1)
+    fig = Figure(figsize=(_FIGSIZE[0], height), dpi=_DPI,
+                 layout="constrained")
+    axes = fig.subplots(rows, cols, sharex=True, sharey=True,
+                        squeeze=False).ravel()
+    for ax in axes[len(rcs):]:
+        ax.set_visible(False)
+    if not rcs:
+        axes[0].set_visible(True)
+        _note(axes[0], "no host fill recorded")
+    return fig, axes
+
+
+def _host_fill_labels(fig, axes, rcs, ylabel):
+    for ax, rc in zip(axes, rcs, strict=False):
+        ax.set_title(rc, fontsize="medium")
+    axes[0].set_xlim(0, 100)
+    axes[0].set_ylim(bottom=0)
+    fig.suptitle("How full the hosts are at the end")
+    fig.supxlabel("host fill (% of the host's capacity used)",
+                  fontsize="medium")
+    fig.supylabel(ylabel, fontsize="medium")
+    _legend(axes[0])
+
+
+# -- plots of one report ---------------------------------------------------
+
+
+def _plot_utilisation(report):
+    fig = _figure()
+    ax = fig.add_subplot()
+    series = report["series"]
+    use_time = _uses_time(series)
+    utilisation = series["utilisation"]
+    if series["event"]:
+        for i, rc in enumerate(utilisation):
+            ax.plot(_x(series, use_time),
+                    [v * 100 for v in utilisation[rc]], color=f"C{i}",
+                    label=rc)
+    else:
+        _no_samples(ax, "no samples: the run had no events")
+    failure = _failure_x(report["figures"]["first_failure"], use_time)
+    if failure is not None:
+        ax.axvline(failure, color="0.2", linestyle=":",
+                   label="first NoValidHost")
+    _percent_axis(ax)
+    ax.set_title("Utilisation per resource class")
+    ax.set_xlabel(_x_label(use_time))
+    ax.set_ylabel("used (% of capacity)")
+    _legend(ax, outside=True)
+    return fig
+
+
+def _plot_failures(report):
+    fig = _figure()
+    ax = fig.add_subplot()
+    right = ax.twinx()
+    series = report["series"]
+    use_time = _uses_time(series)
+    x = _x(series, use_time)
+    if x:
+        ax.plot(x, series["no_valid_host"], color="C3",
+                label="NoValidHost")
+        right.plot(x, series["placed"], color="C0", label="placed")
+        right.plot(x, series["live"], color="C0", linestyle="--",
+                   label="live instances")
+    else:
+        _no_samples(ax, "no samples: the run had no events")
+    _finish_failures(ax, right, use_time, "instances")
+    return fig
+
+
+def _finish_failures(ax, right, use_time, right_label):
+    """Axes, titles and legend of a failures plot (one run or two)."""
+    for axis in (ax, right):
+        axis.set_ylim(bottom=0)
+        axis.yaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_title("NoValidHost and placements over the run (cumulative)")
+    ax.set_xlabel(_x_label(use_time))
+    ax.set_ylabel("NoValidHost (requests)")
+    right.set_ylabel(right_label)
+    _legend(ax, right)
+
+
+def _plot_host_fill(report):
+    rcs = [rc for rc, hist in report["host_fill"].items()
+           if _valid_histogram(hist)]
+    fig, axes = _rc_panels(rcs)
+    for ax, rc in zip(axes, rcs, strict=False):
+        hist = report["host_fill"][rc]
+        edges = [e * 100 for e in hist["edges"]]
+        widths = [hi - lo for lo, hi in zip(edges, edges[1:], strict=False)]
+        ax.bar(edges[:-1], hist["counts"], width=widths, align="edge",
+               color="C0", edgecolor="white", linewidth=0.5)
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    _host_fill_labels(fig, axes, rcs, "hosts")
+    return fig
+
+
+def _free_split(figures, rc):
+    """(usable, stranded) free capacity of rc at the end, in %.
+
+    The capacity behind 'free' is recovered from the stranded entry
+    itself when it has one; otherwise free is 100% - utilisation.
+    """
+    entry = figures["stranded"][rc]
+    stranded_pct = entry["fraction_of_capacity"] * 100
+    if entry["stranded"] > 0 and entry["fraction_of_capacity"] > 0:
+        capacity = entry["stranded"] / entry["fraction_of_capacity"]
+        free_pct = entry["free"] / capacity * 100
+    elif rc in figures["utilisation_end"]:
+        free_pct = (1 - figures["utilisation_end"][rc]) * 100
+    else:
+        free_pct = stranded_pct
+    return max(free_pct - stranded_pct, 0.0), stranded_pct
+
+
+def _plot_stranded(report):
+    fig = _figure()
+    ax = fig.add_subplot()
+    figures = report["figures"]
+    rcs = list(figures["stranded"])
+    if rcs:
+        usable, stranded = zip(
+            *(_free_split(figures, rc) for rc in rcs), strict=True)
+        ax.bar(rcs, usable, color="C2", label="free, usable")
+        ax.bar(rcs, stranded, bottom=usable, color="C1",
+               label="free, stranded")
+    else:
+        _note(ax, "no stranded capacity recorded")
+    ax.set_ylim(bottom=0)
+    ax.set_title("Free capacity at the end: usable vs stranded")
+    ax.set_xlabel("resource class")
+    ax.set_ylabel("free (% of capacity)")
+    _legend(ax)
+    return fig
+
+
+def _quantile_lines(ax, decision, color, suffix=""):
+    if not decision["count"]:
+        return
+    for key, style in (("p50", "--"), ("p99", ":")):
+        if decision[key] > 0:
+            ax.axvline(decision[key], color=color, linestyle=style,
+                       label=f"{key} {_fmt(decision[key], 'ms')}{suffix}")
+
+
+def _plot_latency(report):
+    fig = _figure()
+    ax = fig.add_subplot()
+    hist = report["latency_ms"]
+    if _valid_histogram(hist) and sum(hist["counts"]):
+        ax.stairs(hist["counts"], hist["edges"], fill=True, color="C0",
+                  alpha=0.6, label="decisions")
+        _log_scale(ax, hist["edges"])
+        _quantile_lines(ax, report["timing"]["decision_ms"], "C3")
+    else:
+        _no_samples(ax, "no scheduling decisions")
+    ax.set_ylim(bottom=0)
+    ax.set_title("Scheduling decision latency")
+    ax.set_xlabel(_latency_label(ax))
+    ax.set_ylabel("decisions")
+    _legend(ax)
+    return fig
+
+
+_PLOTTERS = {
+    "utilisation": _plot_utilisation,
+    "failures": _plot_failures,
+    "host_fill": _plot_host_fill,
+    "stranded": _plot_stranded,
+    "latency": _plot_latency,
+}
+
+_CAPTIONS = {
+    "utilisation": "Each line is the share of one resource class's "
+                   "capacity in use as the run goes on; the dotted "
+                   "vertical line marks the first NoValidHost.",
+    "failures": "Cumulative NoValidHost answers (left axis) against "
+                "placed and live instances (right axis): where the red "
+                "line starts to climb, the cloud stopped taking the "
+                "workload.",
+    "host_fill": "How many hosts end the run at each fill level, one "
+                 "panel per resource class: bars on the right are full "
+                 "hosts, bars on the left idle ones.",
+    "stranded": "Free capacity at the end per resource class, split "
+                "into what some flavor of the workload could still use "
+                "and what is stranded on hosts where no flavor fits.",
+    "latency": "How long scheduling decisions took, on a log scale; "
+               "the dashed and dotted lines mark the median (p50) and "
+               "the 99th percentile.",
+}
+
+
+# -- plots of two reports --------------------------------------------------
+
+
+def _compare_utilisation(reports, labels):
+    fig = _figure()
+    ax = fig.add_subplot()
+    serieses = [r["series"] for r in reports]
+    use_time = _uses_time(*serieses)
+    rcs = _keys(reports, "series", "utilisation")
+    for report, style in zip(reports, _RUN_STYLES, strict=True):
+        series = report["series"]
+        for i, rc in enumerate(rcs):
+            values = series["utilisation"].get(rc)
+            if values and series["event"]:
+                ax.plot(_x(series, use_time), [v * 100 for v in values],
+                        color=f"C{i}", linestyle=style)
+        failure = _failure_x(report["figures"]["first_failure"], use_time)
+        if failure is not None:
+            ax.axvline(failure, color="0.2", linestyle=style, linewidth=0.8)
+    # Colour names the resource class and line style the run, so the
+    # legend lists each once rather than every pair.
+    for i, rc in enumerate(rcs):
+        ax.plot([], [], color=f"C{i}", label=rc)
+    for label, style in zip(labels, _RUN_STYLES, strict=True):
+        ax.plot([], [], color="0.2", linestyle=style, label=label)
+    if not any(s["event"] for s in serieses):
+        _no_samples(ax, "no samples: neither run had events")
+    _percent_axis(ax)
+    ax.set_title("Utilisation per resource class")
+    ax.set_xlabel(_x_label(use_time))
+    ax.set_ylabel("used (% of capacity)")
+    _legend(ax, outside=True)
+    return fig
+
+
+def _compare_failures(reports, labels):
+    fig = _figure()
+    ax = fig.add_subplot()
+    right = ax.twinx()
+    serieses = [r["series"] for r in reports]
+    use_time = _uses_time(*serieses)
+    for series, label, style in zip(serieses, labels, _RUN_STYLES,
+                                    strict=True):
+        x = _x(series, use_time)
+        if not x:
+            continue
+        ax.plot(x, series["no_valid_host"], color="C3", linestyle=style,
+                label=f"NoValidHost ({label})")
+        right.plot(x, series["placed"], color="C0", linestyle=style,
+                   label=f"placed ({label})")
+    if not any(s["event"] for s in serieses):
+        _no_samples(ax, "no samples: neither run had events")
+    _finish_failures(ax, right, use_time, "placed instances")
+    return fig
+
+
+def _share(counts):
+    """Counts as % of their total, so runs of different size compare."""
+    total = sum(counts)
+    return [c / total * 100 for c in counts] if total else list(counts)
+
+
+def _compare_latency(reports, labels):
+    fig = _figure()
+    ax = fig.add_subplot()
+    drawn = []
+    for i, (report, label) in enumerate(zip(reports, labels,
+                                                strict=True)):
+        hist = report["latency_ms"]
+        if not (_valid_histogram(hist) and sum(hist["counts"])):
+            continue
+        ax.stairs(_share(hist["counts"]), hist["edges"], color=f"C{i}",
+                  linewidth=1.5, label=label)
+        _quantile_lines(ax, report["timing"]["decision_ms"], f"C{i}",
+                        f" ({label})")
+        drawn.append(hist["edges"])
+    if drawn:
+        _log_scale(ax, *drawn)
+    else:
+        _no_samples(ax, "no scheduling decisions in either run")
+    ax.set_ylim(bottom=0)
+    ax.set_title("Scheduling decision latency")
+    ax.set_xlabel(_latency_label(ax))
+    ax.set_ylabel("decisions (% of the run's)")
+    _legend(ax)
+    return fig
+
+
+def _compare_host_fill(reports, labels):
+    rcs = [rc for rc in _keys(reports, "host_fill")
+           if any(_valid_histogram(r["host_fill"].get(rc) or {})
+                  for r in reports)]
+    fig, axes = _rc_panels(rcs)
+    for ax, rc in zip(axes, rcs, strict=False):
+        for i, (report, label) in enumerate(zip(reports, labels,
+                                                strict=True)):
+            hist = report["host_fill"].get(rc) or {}
+            if _valid_histogram(hist):
+                ax.stairs(_share(hist["counts"]),
+                          [e * 100 for e in hist["edges"]], color=f"C{i}",
+                          linestyle=_RUN_STYLES[i], linewidth=1.5,
+                          label=label)
+    _host_fill_labels(fig, axes, rcs, "hosts (% of the cloud's)")
+    return fig
+
+
+_COMPARE_PLOTTERS = {
+    "utilisation": _compare_utilisation,
+    "failures": _compare_failures,
+    "latency": _compare_latency,
+    "host_fill": _compare_host_fill,
+}
+
+_COMPARE_CAPTIONS = {
+    "utilisation": "Utilisation per resource class for both runs "
+                   "(colour: resource class, solid: {0}, dashed: {1}); "
+                   "the thin vertical lines mark each run's first "
+                   "NoValidHost.",
+    "failures": "Cumulative NoValidHost (left axis) and placed instances "
+                "(right axis) for both runs: the run whose red line "
+                "starts later and stays lower took more of the "
+                "workload.",
+    "latency": "Decision latency of both runs as a share of each run's "
+               "decisions on a log scale, with each run's p50 (dashed) "
+               "and p99 (dotted).",
+    "host_fill": "Hosts at each fill level at the end as a share of "
+                 "the cloud, one panel per resource class, both runs on "
+                 "each panel (solid: {0}, dashed: {1}).",
+}
+
+
+# -- HTML ------------------------------------------------------------------
+
+_CSS = """
+body { font-family: sans-serif; color: #222; line-height: 1.4;
+       max-width: 62em; margin: 2em auto; padding: 0 1em; }
+h1 { font-size: 1.5em; } h2 { font-size: 1.2em; margin-top: 1.8em; }
+table { border-collapse: collapse; margin: 0.5em 0 1em; }
+th, td { border: 1px solid #ccc; padding: 0.25em 0.7em; text-align: left; }
+th { background: #f2f2f2; }
+td.n { text-align: right; font-variant-numeric: tabular-nums; }
+figure { margin: 1em 0 2em; }
+img { max-width: 100%; border: 1px solid #eee; }
+figcaption { color: #555; font-size: 0.9em; }
+"""
+
+
+_NUMERIC = ' class="n"'
+
+
+def _esc(value):
+    return html.escape(_fmt(value) if not isinstance(value, str)
+                       else value)
+
+
+def _table(headers, rows, text_columns=(0,)):
+    """An HTML table; every cell escaped, all but text_columns numbers.
+
+    Numbers are right-aligned so that their digits line up.
+    """
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
+    body = []
+    for row in rows:
+        cells = "".join(
+            f"<td{'' if j in text_columns else _NUMERIC}>{_esc(cell)}</td>"
+            for j, cell in enumerate(row))
+        body.append(f"<tr>{cells}</tr>")
+    return (f"<table><thead><tr>{head}</tr></thead>"
+            f"<tbody>{''.join(body)}</tbody></table>")
+
+
+def _image(png, alt, caption):
+    data = base64.b64encode(png).decode("ascii")
+    return (f'<figure><img alt="{html.escape(alt)}" '
+            f'src="data:image/png;base64,{data}">'
+            f"<figcaption>{html.escape(caption)}</figcaption></figure>")
+
+
+def _page(title, parts):
+    return (f'<!DOCTYPE html>\n<html lang="en">\n<head>\n'
+            f'<meta charset="utf-8">\n<title>{html.escape(title)}</title>\n'
+            f"<style>{_CSS}</style>\n</head>\n<body>\n"
+            f"<h1>{html.escape(title)}</h1>\n"
+            + "\n".join(parts) + "\n</body>\n</html>\n")
+
+
+_INPUT_KEYS = ("cloud", "workload", "config", "seed", "schedulers",
+               "hosts", "events")
+
+
+def _inputs_rows(inputs):
+    return [(key, _fmt(inputs.get(key))) for key in _INPUT_KEYS]
+
+
+def _figures_rows(fig):
+    first = fig["first_failure"]
+    rows = [(key, fig[key]) for key in _COUNTS]
+    rows.append(("first NoValidHost (event)",
+                 None if first is None else first["event"]))
+    rows.append(("first NoValidHost (time)",
+                 None if first is None else _fmt(first["time_s"], "s")))
+    return rows
+
+
+def _utilisation_rows(fig):
+    first = (fig["first_failure"] or {}).get("utilisation", {})
+    rcs = dict.fromkeys([*fig["utilisation_end"], *fig["utilisation_peak"],
+                         *fig["stranded"], *first])
+    rows = []
+    for rc in rcs:
+        stranded = fig["stranded"].get(rc, {}).get("fraction_of_capacity")
+        rows.append((rc, *(_fmt(v, "fraction") for v in (
+            first.get(rc), fig["utilisation_peak"].get(rc),
+            fig["utilisation_end"].get(rc), stranded))))
+    return rows
+
+
+def _timing_rows(timing):
+    decision, seconds = timing["decision_ms"], timing["scheduler_s"]
+    return [
+        ("wall time", _fmt(timing["wall_s"], "s")),
+        ("events per second", _fmt(timing["events_per_s"])),
+        ("decisions", decision["count"]),
+        *((f"decision {key}", _fmt(decision[key], "ms"))
+          for key in ("p50", "p99", "mean", "max")),
+        ("scheduler time, useful", _fmt(seconds["useful"], "s")),
+        ("scheduler time, wasted", _fmt(seconds["wasted"], "s")),
+    ]
+
+
+def _flavor_rows(report):
+    flavors = report["inputs"].get("flavors") or {}
+    fits = report["figures"]["fits_at_end"]
+    rows = []
+    for name in dict.fromkeys([*flavors, *fits]):
+        spec = flavors.get(name, {})
+        other = ", ".join(f"{k}={_plain(v)}" for k, v in spec.items()
+                          if k not in ("vcpus", "memory_mb", "root_gb"))
+        rows.append((name, spec.get("vcpus"), spec.get("memory_mb"),
+                     spec.get("root_gb"), other or "-", fits.get(name)))
+    return rows
+
+
+def _plain(value):
+    """Nested flavor settings as JSON, which readers know, not repr."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, sort_keys=True)
+
+
+def _report_html(report, images):
+    fig = report["figures"]
+    parts = [
+        "<h2>Inputs</h2>",
+        _table(("input", "value"), _inputs_rows(report["inputs"]),
+               text_columns=(0, 1)),
+        "<h2>Figures</h2>",
+        _table(("figure", "value"), _figures_rows(fig)),
+        _table(("resource class", "at first NoValidHost", "peak", "end",
+                "stranded at end"), _utilisation_rows(fig)),
+        "<h2>Timing</h2>",
+        _table(("timing", "value"), _timing_rows(report["timing"])),
+        "<h2>Fits at end</h2>",
+        _table(("flavor", "vCPUs", "memory (MB)", "root disk (GB)",
+                "other", "more that fit at end"), _flavor_rows(report),
+               text_columns=(0, 4)),
+        "<h2>Plots</h2>",
+    ]
+    parts += [_image(images[stem], stem, _CAPTIONS[stem]) for stem in PLOTS]
+    return _page("Scheduler simulation report", parts)
+
+
+def _compare_html(table, images):
+    la, lb = table["labels"]
+    ia, ib = table["inputs"]["a"], table["inputs"]["b"]
+    inputs = [(key, _fmt(ia.get(key)), _fmt(ib.get(key)))
+              for key in _INPUT_KEYS]
+    diffs = [(name, _fmt(row["a"], row["unit"]), _fmt(row["b"], row["unit"]),
+              _fmt_diff(row["diff"], row["unit"]),
+              _fmt_relative(row["relative"]))
+             for name, row in table["rows"].items()]
+    parts = [
+        "<h2>Inputs</h2>",
+        _table(("input", la, lb), inputs, text_columns=(0, 1, 2)),
+        "<h2>Differences</h2>",
+        _table(("figure", la, lb, f"{lb} - {la}", "change"), diffs),
+        "<h2>Plots</h2>",
+    ]
+    # Captions name the runs by their labels, escaped with the rest.
+    parts += [_image(images[stem], stem,
+                     _COMPARE_CAPTIONS[stem].format(la, lb))
+              for stem in COMPARE_PLOTS]
+    return _page(f"Scheduler simulation: {la} vs {lb}", parts)
+
+
+# -- writing ---------------------------------------------------------------
+
+
+def _write_bytes(out_dir, name, data):
+    path = os.path.join(out_dir, name)
+    with open(path, "wb") as f:
+        f.write(data)
+    return path
+
+
+def _write_text(out_dir, name, text):
+    return _write_bytes(out_dir, name, text.encode("utf-8"))
+
+
+def _write_json(out_dir, name, data, sort_keys):
+    text = json.dumps(data, indent=2, sort_keys=sort_keys) + "\n"
+    return _write_text(out_dir, name, text)
+
+
+def write(report, out_dir):
+    """Write report.json, one PNG per PLOTS entry and report.html.
+
+    Returns {"json": path, "html": path, "plots": {stem: path}}.
+    """
+    _check(report, "report")
+    os.makedirs(out_dir, exist_ok=True)
+    json_path = _write_json(out_dir, "report.json", report, sort_keys=True)
+    images = {stem: _render(_PLOTTERS[stem](report)) for stem in PLOTS}
+    plots = {stem: _write_bytes(out_dir, f"{stem}.png", png)
+             for stem, png in images.items()}
+    html_path = _write_text(out_dir, "report.html",
+                            _report_html(report, images))
+    return {"json": json_path, "html": html_path, "plots": plots}
+
+
+# -- comparing -------------------------------------------------------------
+
+
+def _row_specs(reports):
+    """(name, unit, path in the report) of every figure compared."""
+    fig = ("figures",)
+    for key in _COUNTS:
+        yield key, "count", (*fig, key)
+    first = (*fig, "first_failure")
+    yield "first_failure.event", "count", (*first, "event")
+    yield "first_failure.time_s", "s", (*first, "time_s")
+    for rc in _keys(reports, *first, "utilisation"):
+        yield (f"first_failure.utilisation.{rc}", "fraction",
+               (*first, "utilisation", rc))
+    for group in ("utilisation_peak", "utilisation_end"):
+        for rc in _keys(reports, *fig, group):
+            yield f"{group}.{rc}", "fraction", (*fig, group, rc)
+    for rc in _keys(reports, *fig, "stranded"):
+        yield (f"stranded.{rc}", "fraction",
+               (*fig, "stranded", rc, "fraction_of_capacity"))
+    for flavor in _keys(reports, *fig, "fits_at_end"):
+        yield f"fits_at_end.{flavor}", "count", (*fig, "fits_at_end", flavor)
+    yield "timing.wall_s", "s", ("timing", "wall_s")
+    yield "timing.events_per_s", "per_s", ("timing", "events_per_s")
+    yield "timing.decisions", "count", ("timing", "decision_ms", "count")
+    for key in ("p50", "p99", "mean", "max"):
+        yield f"timing.decision_ms.{key}", "ms", ("timing", "decision_ms",
+                                                  key)
+    for key in ("useful", "wasted"):
+        yield f"timing.scheduler_s.{key}", "s", ("timing", "scheduler_s",
+                                                 key)
+
+
+def _tidy(value):
+    # Float noise (0.9 - 0.8 = 0.09999999999999998) helps nobody.
+    return round(value, 12) if isinstance(value, float) else value
+
+
+def _difference(a, b, unit):
+    diff = relative = None
+    if a is not None and b is not None:
+        diff = _tidy(b - a)
+        if a != 0:
+            relative = _tidy((b - a) / abs(a))
+    return {"a": a, "b": b, "diff": diff, "relative": relative,
+            "unit": unit}
+
+
+def difference_table(a, b, labels=("A", "B")):
+    """The table compare() writes as compare.json.
+
+    rows maps a figure's name to {a, b, diff (b - a), relative
+    ((b - a) / |a|, None when a is 0), unit}; a figure only one run has
+    is kept with None on the other side.
+    """
+    rows = {}
+    for name, unit, path in _row_specs((a, b)):
+        va, vb = _number(_get(a, *path)), _number(_get(b, *path))
+        if va is not None or vb is not None:
+            rows[name] = _difference(va, vb, unit)
+    return {"format": FORMAT, "labels": list(labels),
+            "inputs": {"a": a["inputs"], "b": b["inputs"]}, "rows": rows}
+
+
+def compare(a, b, out_dir, labels=("A", "B")):
+    """Write compare.json, compare.html and compare_<stem>.png.
+
+    Returns {"json", "html", "plots": {stem: path}} like write(), plus
+    "table": the difference table itself (for compare_summary()).
+    """
+    labels = tuple(str(label) for label in labels)
+    if len(labels) != 2:
+        raise ValueError(f"compare needs two labels, got {labels!r}")
+    _check(a, labels[0])
+    _check(b, labels[1])
+    os.makedirs(out_dir, exist_ok=True)
+    table = difference_table(a, b, labels)
+    # Rows stay in their reading order rather than sorted by name.
+    json_path = _write_json(out_dir, "compare.json", table, sort_keys=False)
+    images = {stem: _render(_COMPARE_PLOTTERS[stem]((a, b), labels))
+              for stem in COMPARE_PLOTS}
+    plots = {stem: _write_bytes(out_dir, f"compare_{stem}.png", png)
+             for stem, png in images.items()}
+    html_path = _write_text(out_dir, "compare.html",
+                            _compare_html(table, images))
+    return {"json": json_path, "html": html_path, "plots": plots,
+            "table": table}
+
+
+def compare_summary(table):
+    """The difference table as aligned plain text."""
+    la, lb = table["labels"]
+    header = ("figure", la, lb, f"{lb} - {la}", "change")
+    lines = [
+        (name, _fmt(row["a"], row["unit"]), _fmt(row["b"], row["unit"]),
+         _fmt_diff(row["diff"], row["unit"]),
+         _fmt_relative(row["relative"]))
+        for name, row in table["rows"].items()]
+    width = [max(len(r[i]) for r in (header, *lines)) for i in range(5)]
+    ia, ib = table["inputs"]["a"], table["inputs"]["b"]
+    out = [f"{la}: {ia['workload']} on {ia['cloud']}",
+           f"{lb}: {ib['workload']} on {ib['cloud']}", ""]
+    for row in (header, *lines):
+        cells = [row[0].ljust(width[0])]
+        cells += [cell.rjust(w) for cell, w in zip(row[1:], width[1:],
+                                                   strict=True)]
+        out.append("  ".join(cells).rstrip())
+    return "\n".join(out)

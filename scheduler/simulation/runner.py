@@ -1,0 +1,424 @@
+"""Replay a workload on a modelled cloud with the real scheduler.
+
+The cloud is loaded into a scratch placement database (in memory for one
+scheduler; a temporary SQLite file shared by several). Each create event
+is a ``Scheduler.schedule`` call that claims in placement, exactly as a
+conductor's select_destinations does; each delete removes the instance's
+allocations. The simulator plays the compute nodes: after a placement or
+a delete it tells each scheduler's host state what the node would report
+(resources, the instance list), in memory.
+
+With ``schedulers`` N > 1, creates are dealt out in rounds of N: at the
+start of a round every scheduler syncs and learns of the others' last
+placements; within a round each decides on that view, so N decisions
+race as N concurrent scheduler processes would. A claim refused because
+another scheduler took the room is a conflict; the scheduler retries on
+fresh state (the host's tree, then the next host), as in production.
+
+Everything but timing is a function of the cloud, the workload, the
+config and the seed.
+"""
+
+import dataclasses
+import math
+import os
+import random
+import shutil
+import sys
+import tempfile
+import time
+import uuid as uuidlib
+
+import numpy as np
+import sqlalchemy as sa
+import tqdm
+
+from placement.cloudfile import loader
+from placement.db import migration, tables
+from placement.db import store as store_mod
+from scheduler import claims, manager
+from scheduler.simulation import capacity
+
+_NAMESPACE = uuidlib.UUID("0f5e3a1c-7d1b-4c52-9a0e-5b8f6c2d4e17")
+PROJECT, USER = "simulation", "simulation"
+# Fill histogram bins and latency histogram edges (ms) of the report.
+FILL_BINS = 20
+LATENCY_EDGES = np.logspace(-2, 4, 61)
+
+
+# The parts of a report that measure this machine rather than the
+# decisions: all the rest is a function of the inputs and the seed.
+TIMING_KEYS = ("timing", "latency_ms")
+
+
+def outcome(report):
+    """``report`` without its timing: what the same inputs reproduce."""
+    return {k: v for k, v in report.items() if k not in TIMING_KEYS}
+
+
+class ConservationError(AssertionError):
+    """Placement's usage differs from what the live instances hold."""
+
+
+@dataclasses.dataclass
+class Options:
+    schedulers: int = 1
+    seed: int = 0
+    samples: int = 400  # points of the time series
+    progress: bool = False
+    # Compare placement's usage with the live instances every this many
+    # events (0: at the end only). Costs a SQL query each time.
+    check_every: int = 0
+
+
+def _url_of(path):
+    return "sqlite:///" + path
+
+
+class Simulation:
+    """One run: ``Simulation(conf, cloud, workload, options).run()`` is
+    the report dict (scheduler.simulation.report reads it)."""
+
+    def __init__(self, conf, cloud, workload, options=None, labels=None):
+        self.conf = conf
+        self.cloud = cloud
+        self.workload = workload
+        self.options = options or Options()
+        self.labels = labels or {}
+        self.schedulers = []
+        self.stores = []
+        self._tmp = None
+
+    # -- setup ------------------------------------------------------------
+
+    def open_cloud(self):
+        """Load the cloud into a scratch database and start the
+        schedulers on it."""
+        n = self.options.schedulers
+        if n == 1:
+            url = "sqlite://"
+        else:
+            self._tmp = tempfile.mkdtemp(prefix="gantt-simulate-")
+            url = _url_of(os.path.join(self._tmp, "placement.sqlite"))
+        self.conf.set_override("connection", url, "placement_database")
+        self.conf.set_override("sync_on_startup", False,
+                               "placement_database")
+        first = store_mod.Store(self.conf)
+        migration.sync(first.engine)
+        self.stores = [first] + [store_mod.Store(self.conf)
+                                 for _ in range(n - 1)]
+        loader.load(first, self.cloud)
+        for k, store in enumerate(self.stores):
+            self.schedulers.append(manager.Scheduler(
+                self.conf, store=store,
+                rng=random.Random(self.options.seed * 1009 + k)))
+        for scheduler in self.schedulers:
+            scheduler.sync()
+        self.view = capacity.CloudView(self.schedulers[0])
+        table = self.schedulers[0].table
+        flavors = self.workload.flavors if self.workload else {}
+        self.flavor_resources = {
+            name: capacity.flavor_resources(f.as_spec(), self.conf, table)
+            for name, f in flavors.items()}
+
+    def close(self):
+        for scheduler in self.schedulers:
+            scheduler.close()
+        for store in self.stores:
+            store.dispose()
+        self.conf.clear_override("connection", "placement_database")
+        self.conf.clear_override("sync_on_startup", "placement_database")
+        if self._tmp:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+
+    # -- the run ------------------------------------------------------------
+
+    def run(self):
+        self.open_cloud()
+        try:
+            return self._replay()
+        finally:
+            self.close()
+
+    def _replay(self):
+        events = self.workload.events
+        total = len(events)
+        self._start_counters()
+        every = max(1, math.ceil(total / max(1, self.options.samples)))
+        check = self.options.check_every
+        self._sample(0, 0.0)
+        bar = tqdm.tqdm(total=total, unit="event", mininterval=0.5,
+                        disable=not self.options.progress, file=sys.stderr,
+                        smoothing=0.05)
+        wall = time.perf_counter()
+        for n, event in enumerate(events, 1):
+            if event.kind == "create":
+                self._create(n, event)
+            else:
+                self._delete(event)
+            if n % every == 0 or n == total:
+                self._sample(n, event.time)
+                bar.update(n - bar.n)
+            if check and n % check == 0:
+                self.check_conservation()
+        bar.close()
+        wall = time.perf_counter() - wall
+        self.check_conservation()
+        return self._report(wall)
+
+    def _start_counters(self):
+        self.live = {}  # instance name -> (uuid, node uuid, host, flavor)
+        self.members = {}  # group name -> {instance uuid: host}
+        self.creates = self.deletes = self.placed = self.failed = 0
+        self.skipped_deletes = 0
+        self.latencies = []
+        self.useful_s = self.wasted_s = 0.0
+        self.first_failure = None
+        self.peak = {}
+        self.series = {"event": [], "time_s": [], "utilisation": {},
+                       "placed": [], "no_valid_host": [], "live": []}
+        self._round = 0
+        self._pending = [[] for _ in self.schedulers]
+        self._specs = {}
+
+    def _turn(self):
+        """The scheduler of the next create; at the start of a round,
+        every scheduler learns of the last round and syncs."""
+        k = self._round
+        if k == 0 and len(self.schedulers) > 1:
+            for scheduler, pending in zip(self.schedulers, self._pending,
+                                          strict=True):
+                for args in pending:
+                    self._apply(scheduler, *args)
+                pending.clear()
+                scheduler.sync()
+        self._round = (k + 1) % len(self.schedulers)
+        return k
+
+    def _spec(self, event):
+        key = (event.flavor, event.zone)
+        spec = self._specs.get(key)
+        if spec is None:
+            data = {"flavor": self.workload.flavors[event.flavor].as_spec(),
+                    "project_id": PROJECT, "user_id": USER}
+            if event.zone:
+                data["availability_zone"] = event.zone
+            spec = self._specs[key] = manager.request_spec.RequestSpec \
+                .from_dict(data)
+        if event.group is None:
+            return spec
+        members = self.members.get(event.group, {})
+        group = manager.request_spec.InstanceGroup(
+            policy=self.workload.groups[event.group],
+            uuid=self._uuid("group", event.group),
+            members=tuple(members), hosts=tuple(sorted(set(
+                members.values()))))
+        return dataclasses.replace(spec, instance_group=group)
+
+    def _uuid(self, kind, name):
+        return str(uuidlib.uuid5(_NAMESPACE,
+                                 f"{self.options.seed}:{kind}:{name}"))
+
+    def _create(self, n, event):
+        self.creates += 1
+        k = self._turn()
+        scheduler = self.schedulers[k]
+        instance = self._uuid("instance", event.instance)
+        spec = self._spec(event)
+        stats = scheduler.stats
+        lost_before = stats["claims_lost_s"]
+        start = time.perf_counter()
+        try:
+            # One scheduler alone on its store: every change reaches its
+            # index and table through the store's commit listeners, so
+            # the per-request sync (for other processes' writes) is moot.
+            decision = scheduler.schedule(spec, [instance], refresh=False,
+                                          alternates=False)
+        except manager.NoValidHost:
+            elapsed = time.perf_counter() - start
+            self.latencies.append(elapsed)
+            self.wasted_s += elapsed
+            self.failed += 1
+            if self.first_failure is None:
+                self.first_failure = {
+                    "event": n, "time_s": event.time,
+                    "utilisation": self.view.utilisation()}
+            return
+        elapsed = time.perf_counter() - start
+        self.latencies.append(elapsed)
+        lost = stats["claims_lost_s"] - lost_before
+        self.wasted_s += lost
+        self.useful_s += elapsed - lost
+        self.placed += 1
+        chosen = decision.selections[0][0]
+        node, host = chosen.compute_node_uuid, chosen.service_host
+        self.live[event.instance] = (instance, node, host, event.flavor,
+                                     event.group)
+        if event.group is not None:
+            self.members.setdefault(event.group, {})[instance] = host
+        flavor = spec.flavor
+        # The node's report: the build is over (no io op), the instance
+        # is on the host. The picking scheduler consumed the resources
+        # already; the others learn at the next round.
+        table = scheduler.table
+        with table.lock:
+            table.consume(table.row_of(node), instances=0, io_ops=-1)
+            table.note_instance(host, instance, flavor_id=flavor.name,
+                                project_id=PROJECT)
+        for j, pending in enumerate(self._pending):
+            if j != k:
+                pending.append((node, host, instance, flavor, 1))
+
+    def _delete(self, event):
+        self.deletes += 1
+        found = self.live.pop(event.instance, None)
+        if found is None:
+            # Its create failed: nothing to remove.
+            self.skipped_deletes += 1
+            return
+        instance, node, host, flavor_name, group = found
+        claims.unclaim(self.schedulers[0].placement, instance)
+        if group is not None:
+            self.members[group].pop(instance, None)
+        flavor = self.workload.flavors[flavor_name]
+        for scheduler in self.schedulers:
+            self._apply(scheduler, node, host, instance, flavor, -1)
+
+    def _apply(self, scheduler, node, host, instance, flavor, sign):
+        """What ``node``'s report tells ``scheduler``: an instance of
+        ``flavor`` arrived (sign 1) or left (-1)."""
+        table = scheduler.table
+        disk_gb = flavor.ephemeral_gb + flavor.swap / 1024 + flavor.root_gb
+        with table.lock:
+            row = table.row_of(node)
+            if row is None:
+                return
+            table.consume(row, ram_mb=sign * flavor.memory_mb,
+                          disk_mb=sign * int(disk_gb * 1024),
+                          vcpus=sign * flavor.vcpus, instances=sign,
+                          io_ops=0)
+            table.note_instance(host, instance, present=sign > 0,
+                                flavor_id=flavor.name, project_id=PROJECT)
+
+    # -- figures ------------------------------------------------------------
+
+    def _sample(self, n, at):
+        if len(self.schedulers) > 1:
+            self.schedulers[0].sync()
+        used = self.view.utilisation()
+        series = self.series
+        series["event"].append(n)
+        series["time_s"].append(float(at))
+        for rc, value in used.items():
+            series["utilisation"].setdefault(rc, []).append(value)
+            self.peak[rc] = max(self.peak.get(rc, 0.0), value)
+        series["placed"].append(self.placed)
+        series["no_valid_host"].append(self.failed)
+        series["live"].append(len(self.live))
+
+    def check_conservation(self):
+        """Placement's usage per resource class equals the initial usage
+        plus what the live instances hold; ConservationError if not."""
+        store = self.stores[0]
+        used = store.read(_usage_by_class)
+        expected = dict(self._initial_usage())
+        for _, _, _, flavor, _ in self.live.values():
+            for rc, amount in self.flavor_resources[flavor].items():
+                expected[rc] = expected.get(rc, 0) + amount
+        expected = {rc: v for rc, v in expected.items() if v}
+        if used != expected:
+            raise ConservationError(
+                f"placement holds {used}, the live instances "
+                f"{expected}")
+
+    def _initial_usage(self):
+        out = {}
+        for alloc in self.cloud.allocations:
+            for resources in alloc.resources.values():
+                for rc, amount in resources.items():
+                    out[rc] = out.get(rc, 0) + amount
+        return out
+
+    def _report(self, wall):
+        view = self.view
+        if len(self.schedulers) > 1:
+            self.schedulers[0].sync()
+        stats = sum((s.stats for s in self.schedulers), start=type(
+            self.schedulers[0].stats)())
+        attempts = stats["claim_attempts"]
+        lost = stats["claims_lost"]
+        flavors = list(self.flavor_resources.values())
+        stranded = {}
+        totals = view.totals()
+        for rc, (free, stuck) in view.stranded(flavors).items():
+            cap = totals[rc][0]
+            stranded[rc] = {"free": free, "stranded": stuck,
+                            "fraction_of_capacity": stuck / cap if cap
+                            else 0.0}
+        fits = {name: view.group_fit(res).fits
+                for name, res in self.flavor_resources.items()}
+        edges = np.linspace(0.0, 1.0, FILL_BINS + 1)
+        host_fill = {rc: {"edges": edges.tolist(),
+                          "counts": np.histogram(np.clip(v, 0, 1),
+                                                 edges)[0].tolist()}
+                     for rc, v in view.fill().items()}
+        ms = np.asarray(self.latencies) * 1000.0
+        hist = np.histogram(np.clip(ms, LATENCY_EDGES[0], LATENCY_EDGES[-1]),
+                            LATENCY_EDGES)[0]
+        events = len(self.workload.events)
+        return {
+            "format": 1,
+            "inputs": {
+                **self.labels,
+                "seed": self.options.seed,
+                "schedulers": len(self.schedulers),
+                "hosts": view.size,
+                "events": events,
+                "flavors": {n: f.as_spec()
+                            for n, f in self.workload.flavors.items()},
+            },
+            "figures": {
+                "creates": self.creates, "deletes": self.deletes,
+                "deletes_of_failed": self.skipped_deletes,
+                "placed": self.placed, "no_valid_host": self.failed,
+                "claim_attempts": attempts,
+                "retries": max(0, attempts - self.placed),
+                "conflicts": lost,
+                "first_failure": self.first_failure,
+                "utilisation_end": view.utilisation(),
+                "utilisation_peak": self.peak,
+                "stranded": stranded,
+                "fits_at_end": fits,
+                "live_instances_end": len(self.live),
+            },
+            "timing": {
+                "wall_s": wall,
+                "events_per_s": events / wall if wall else 0.0,
+                "decision_ms": _percentiles(ms),
+                "scheduler_s": {"useful": self.useful_s,
+                                "wasted": self.wasted_s},
+            },
+            "series": self.series,
+            "host_fill": host_fill,
+            "latency_ms": {"edges": LATENCY_EDGES.tolist(),
+                           "counts": hist.tolist()},
+        }
+
+
+def _percentiles(ms):
+    if not len(ms):
+        return {"p50": 0.0, "p99": 0.0, "mean": 0.0, "max": 0.0,
+                "count": 0}
+    return {"p50": float(np.percentile(ms, 50)),
+            "p99": float(np.percentile(ms, 99)),
+            "mean": float(ms.mean()), "max": float(ms.max()),
+            "count": int(len(ms))}
+
+
+def _usage_by_class(txn):
+    alloc = tables.allocations
+    rows = txn.execute(
+        sa.select(alloc.c.resource_class_id, sa.func.sum(alloc.c.used))
+        .group_by(alloc.c.resource_class_id)).all()
+    return {txn.catalog.rc_name(txn, rc): int(total)
+            for rc, total in rows if total}

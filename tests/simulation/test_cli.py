@@ -1,0 +1,207 @@
+"""gantt-simulate from the command line: run, compare, capacity, the
+example files, and malformed inputs (exit 2, file and field named)."""
+
+import json
+import os
+
+import pytest
+import yaml
+
+from scheduler.simulation import cli, config, runner
+from scheduler.simulation import cloud as cloud_mod
+from scheduler.simulation import workload as workload_mod
+
+EXAMPLES = os.path.join(os.path.dirname(__file__), os.pardir, os.pardir,
+                        "etc", "examples", "simulation")
+CLOUD = {"providers": [
+    {"name": f"h{i}", "compute": {"cell": "cell1"},
+     "inventories": {"VCPU": 16, "MEMORY_MB": 32768, "DISK_GB": 400}}
+    for i in range(4)]}
+WORKLOAD = {
+    "flavors": {"small": {"vcpus": 2, "memory_mb": 4096, "root_gb": 20}},
+    "synthetic": {"seed": 5, "creates": 40,
+                  "arrival": {"process": "fixed", "interval_s": 1},
+                  "lifetime": {"distribution": "forever"}}}
+
+
+def _write(tmp_path, name, data):
+    path = tmp_path / name
+    if isinstance(data, str):
+        path.write_text(data)
+    else:
+        path.write_text(yaml.safe_dump(data))
+    return str(path)
+
+
+@pytest.fixture
+def files(tmp_path):
+    return {"cloud": _write(tmp_path, "cloud.yaml", CLOUD),
+            "workload": _write(tmp_path, "workload.yaml", WORKLOAD),
+            "spread": _write(tmp_path, "spread.conf", "[filter_scheduler]\n"
+                             "ram_weight_multiplier = 1.0\n"),
+            "pack": _write(tmp_path, "pack.conf", "[filter_scheduler]\n"
+                           "ram_weight_multiplier = -1.0\n"
+                           "cpu_weight_multiplier = -1.0\n"
+                           "disk_weight_multiplier = -1.0\n")}
+
+
+def test_run_writes_the_report_and_prints_its_summary(files, tmp_path,
+                                                      capsys):
+    out = tmp_path / "report"
+    code = cli.main(["run", "--cloud", files["cloud"], "--workload",
+                     files["workload"], "--config-file", files["spread"],
+                     "--out", str(out), "--no-progress"])
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert "report.html" in printed
+    report = json.loads((out / "report.json").read_text())
+    # 4 hosts of 16 vCPUs hold 32 smalls: 8 of the 40 are refused.
+    assert report["figures"]["placed"] == 32
+    assert report["figures"]["no_valid_host"] == 8
+    assert report["inputs"]["config"] == files["spread"]
+    for stem in ("utilisation", "failures", "host_fill", "stranded",
+                 "latency"):
+        assert (out / f"{stem}.png").read_bytes()[:4] == b"\x89PNG"
+    assert "32" in printed
+
+
+def test_compare_spread_against_pack(files, tmp_path, capsys):
+    wl = dict(WORKLOAD, synthetic=dict(WORKLOAD["synthetic"], creates=6))
+    workload = _write(tmp_path, "few.yaml", wl)
+    out = tmp_path / "cmp"
+    code = cli.main(["compare", files["spread"], files["pack"], "--cloud",
+                     files["cloud"], "--workload", workload, "--out",
+                     str(out), "--no-progress"])
+    assert code == 0
+    assert (out / "compare.html").exists()
+    spread = json.loads((out / "a" / "report.json").read_text())
+    pack = json.loads((out / "b" / "report.json").read_text())
+    # Spreading puts the 6 smalls on all 4 hosts; packing fills one
+    # host (8 fit) and leaves the other 3 empty.
+    empty = [r["host_fill"]["VCPU"]["counts"][0] for r in (spread, pack)]
+    assert empty == [0, 3]
+    assert "pack.conf" in capsys.readouterr().out
+
+
+def test_capacity_from_a_cloud_file(files, capsys):
+    code = cli.main(["capacity", "--cloud", files["cloud"], "--flavor",
+                     "vcpus=4,memory_mb=4096,root_gb=100", "--format",
+                     "json"])
+    assert code == 0
+    result = json.loads(capsys.readouterr().out)
+    every = result["groups"][0]
+    # Per host: 4 by vCPUs and disk, 8 by memory.
+    assert every["group"] == "all hosts"
+    assert every["fits"] == 16
+    assert every["fits_by_class"] == {"VCPU": 16, "MEMORY_MB": 32,
+                                      "DISK_GB": 16}
+    assert every["runs_out_first"] == "DISK_GB"
+
+
+def test_capacity_names_a_flavor_of_a_workload_file(files, capsys):
+    code = cli.main(["capacity", "--cloud", files["cloud"], "--flavor",
+                     "small", "--flavors", files["workload"]])
+    assert code == 0
+    text = capsys.readouterr().out
+    assert "flavor small" in text
+    assert "all hosts" in text
+
+
+def test_capacity_reads_the_configured_database(tmp_path, capsys):
+    db = tmp_path / "placement.sqlite"
+    conf_path = _write(tmp_path, "gantt.conf",
+                       f"[placement_database]\nconnection = sqlite:///{db}"
+                       "\nsync_on_startup = true\n")
+    conf = config.load(conf_path)
+    from placement.db import store as store_mod
+    store = store_mod.Store.open(conf)
+    from placement.cloudfile import loader
+    loader.load(store, loader.parse(CLOUD, "cloud"))
+    store.dispose()
+    code = cli.main(["capacity", "--config-file", conf_path, "--flavor",
+                     "vcpus=16,memory_mb=1024", "--format", "json"])
+    assert code == 0
+    assert json.loads(capsys.readouterr().out)["groups"][0]["fits"] == 4
+
+
+def test_the_examples_load():
+    cloud = cloud_mod.read(os.path.join(EXAMPLES, "cloud.yaml"))
+    assert len(cloud.hosts) == 160
+    wl = workload_mod.read(os.path.join(EXAMPLES, "workload.yaml"))
+    assert wl.describe()["creates"] == 6000
+    for name in ("spread.conf", "pack.conf"):
+        conf = config.load(os.path.join(EXAMPLES, name))
+        assert conf.filter_scheduler.ram_weight_multiplier in (1.0, -1.0)
+
+
+def _bad(tmp_path, files, which, content):
+    paths = dict(files)
+    paths[which] = _write(tmp_path, f"bad-{which}", content)
+    return paths
+
+
+@pytest.mark.parametrize("which, content, words", [
+    ("cloud", {"providers": [{"name": "h", "inventories": {
+        "VCPU": {"total": 0}}}]},
+     "bad-cloud: providers[0].inventories.VCPU"),
+    ("cloud", "providers: [unclosed\n", "bad-cloud: not valid YAML"),
+    ("workload", dict(WORKLOAD, synthetic=dict(
+        WORKLOAD["synthetic"], arrival={"process": "poisson",
+                                        "rate_per_s": -1})),
+     "bad-workload: synthetic.arrival.rate_per_s"),
+    ("workload", {"flavors": WORKLOAD["flavors"], "events": [
+        {"time": 0, "action": "delete", "instance": "x"}]},
+     "bad-workload: events[0]"),
+    ("spread", "[filter_scheduler]\nram_weight_multipler = 2\n",
+     "bad-spread: [filter_scheduler] ram_weight_multipler: unknown "
+     "option"),
+    ("spread", "[filter_scheduler]\nhost_subset_size = many\n",
+     "bad-spread: [filter_scheduler] host_subset_size"),
+    ("spread", "[filter_scheduler]\nenabled_filters = NoSuchFilter\n",
+     "bad-spread: [filter_scheduler] enabled_filters"),
+    ("spread", "not an ini file\n", "bad-spread: cannot parse"),
+])
+def test_malformed_inputs_exit_2_naming_file_and_field(
+        files, tmp_path, capsys, which, content, words):
+    paths = _bad(tmp_path, files, which, content)
+    code = cli.main(["run", "--cloud", paths["cloud"], "--workload",
+                     paths["workload"], "--config-file", paths["spread"],
+                     "--out", str(tmp_path / "out"), "--no-progress"])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert words in err
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["run", "--cloud", "/nonexistent.yaml", "--workload", "W"],
+     "/nonexistent.yaml"),
+    (["capacity", "--cloud", "C", "--flavor", "vcpus=two"],
+     "--flavor: vcpus: not a whole number"),
+    (["capacity", "--cloud", "C", "--flavor", "m1.tiny"],
+     "--flavors FILE"),
+])
+def test_bad_arguments_exit_2(files, capsys, argv, words):
+    argv = [files.get(a.lower(), a) if a in ("C", "W") else a
+            for a in argv]
+    argv = [files["cloud"] if a == "C" else files["workload"] if a == "W"
+            else a for a in argv]
+    assert cli.main(argv) == 2
+    assert words in capsys.readouterr().err
+
+
+def test_schedulers_out_of_range(files, tmp_path, capsys):
+    code = cli.main(["run", "--cloud", files["cloud"], "--workload",
+                     files["workload"], "--schedulers", "0", "--out",
+                     str(tmp_path / "o")])
+    assert code == 2
+    assert "--schedulers" in capsys.readouterr().err
+
+
+def test_outcome_ignores_only_timing(files):
+    conf = config.load(None)
+    cloud = cloud_mod.read(files["cloud"])
+    wl = workload_mod.read(files["workload"])
+    report = runner.Simulation(conf, cloud, wl).run()
+    assert set(report) - set(runner.outcome(report)) == {"timing",
+                                                         "latency_ms"}
