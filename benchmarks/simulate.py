@@ -77,6 +77,8 @@ def main(argv=None):
     parser.add_argument("--schedulers", type=int, default=1)
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--progress", action="store_true",
+                        help="a progress bar on standard error")
     args = parser.parse_args(argv)
 
     start = time.perf_counter()
@@ -92,7 +94,8 @@ def main(argv=None):
               f"{len(workload.events)} events", file=sys.stderr)
         sim = _Timed(config.load(None), cloud, workload,
                      runner.Options(schedulers=args.schedulers,
-                                    seed=args.seed))
+                                    seed=args.seed,
+                                    progress=args.progress))
         report = sim.run()
         timing, figures = report["timing"], report["figures"]
         runs.append({

@@ -52,9 +52,15 @@ class HostRequest:
     def chosen_count(self, rows):
         """Per row of ``rows``: how many instances of this request were
         placed on its host so far."""
-        hosts = self.table.hosts
+        if not self.chosen_rows:
+            return np.zeros(len(rows), np.int64)
+        table = self.table
         picked = {}
         for r in self.chosen_rows:
-            picked[hosts[r]] = picked.get(hosts[r], 0) + 1
-        return np.fromiter((picked.get(hosts[r], 0) for r in rows),
-                           np.int64, count=len(rows))
+            host = table.hosts[r]
+            picked[host] = picked.get(host, 0) + 1
+        # Per table row, then the rows asked: no Python loop over them.
+        per_row = np.zeros(table.size, np.int64)
+        for host, count in picked.items():
+            per_row[list(table.rows_by_host.get(host, ()))] = count
+        return per_row[np.asarray(rows, np.int64)]

@@ -407,20 +407,14 @@ def _plot_host_fill(report):
 
 
 def _free_split(figures, rc):
-    """(usable, stranded) free capacity of rc at the end, in %.
-
-    The capacity behind 'free' is recovered from the stranded entry
-    itself when it has one; otherwise free is 100% - utilisation.
-    """
+    """(usable, stranded) free capacity of rc at the end, in % of its
+    capacity."""
     entry = figures["stranded"][rc]
-    stranded_pct = entry["fraction_of_capacity"] * 100
-    if entry["stranded"] > 0 and entry["fraction_of_capacity"] > 0:
-        capacity = entry["stranded"] / entry["fraction_of_capacity"]
-        free_pct = entry["free"] / capacity * 100
-    elif rc in figures["utilisation_end"]:
-        free_pct = (1 - figures["utilisation_end"][rc]) * 100
-    else:
-        free_pct = stranded_pct
+    capacity = entry.get("capacity") or 0
+    if not capacity:
+        return 0.0, 0.0
+    stranded_pct = entry["stranded"] / capacity * 100
+    free_pct = entry["free"] / capacity * 100
     return max(free_pct - stranded_pct, 0.0), stranded_pct
 
 

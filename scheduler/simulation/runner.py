@@ -352,7 +352,8 @@ class Simulation:
         totals = view.totals()
         for rc, (free, stuck) in view.stranded(flavors).items():
             cap = totals[rc][0]
-            stranded[rc] = {"free": free, "stranded": stuck,
+            stranded[rc] = {"capacity": cap, "free": free,
+                            "stranded": stuck,
                             "fraction_of_capacity": stuck / cap if cap
                             else 0.0}
         fits = {name: view.group_fit(res).fits

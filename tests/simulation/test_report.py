@@ -46,12 +46,13 @@ def make_report():
             "utilisation_peak": {"VCPU": 0.97, "MEMORY_MB": 0.72,
                                  "DISK_GB": 0.41},
             "stranded": {
-                "VCPU": {"free": 64.0, "stranded": 16.0,
-                         "fraction_of_capacity": 0.05},
-                "MEMORY_MB": {"free": 400000.0, "stranded": 100000.0,
+                "VCPU": {"capacity": 320.0, "free": 64.0,
+                         "stranded": 16.0, "fraction_of_capacity": 0.05},
+                "MEMORY_MB": {"capacity": 1000000.0, "free": 400000.0,
+                              "stranded": 100000.0,
                               "fraction_of_capacity": 0.1},
-                "DISK_GB": {"free": 7000.0, "stranded": 0.0,
-                            "fraction_of_capacity": 0.0},
+                "DISK_GB": {"capacity": 10000.0, "free": 7000.0,
+                            "stranded": 0.0, "fraction_of_capacity": 0.0},
             },
             "fits_at_end": {"m1.small": 30, "m1.large": 2},
             "live_instances_end": 90,
@@ -95,7 +96,8 @@ def make_empty_report():
         "claim_attempts": 0, "retries": 0, "conflicts": 0,
         "first_failure": None, "utilisation_end": {"VCPU": 0.0},
         "utilisation_peak": {"VCPU": 0.0},
-        "stranded": {"VCPU": {"free": 320.0, "stranded": 0.0,
+        "stranded": {"VCPU": {"capacity": 320.0, "free": 320.0,
+                              "stranded": 0.0,
                               "fraction_of_capacity": 0.0}},
         "fits_at_end": {}, "live_instances_end": 0,
     }
@@ -279,15 +281,16 @@ def test_clock_that_never_moves_plots_against_events(tmp_path):
         assert_png(path)
 
 
-def test_free_split_recovers_capacity_from_stranded(report):
+def test_free_split_as_shares_of_capacity(report):
     figures = report["figures"]
-    # 16 stranded are 5% of capacity -> capacity 320, free 64 is 20%.
+    # Of 320: 64 free (20%), 16 of them stranded (5%).
     usable, stranded = report_mod._free_split(figures, "VCPU")
     assert stranded == pytest.approx(5.0)
     assert usable == pytest.approx(15.0)
-    # Nothing stranded: free comes from utilisation at end (30% used).
     usable, stranded = report_mod._free_split(figures, "DISK_GB")
     assert (usable, stranded) == (pytest.approx(70.0), 0.0)
+    figures["stranded"]["DISK_GB"]["capacity"] = 0.0
+    assert report_mod._free_split(figures, "DISK_GB") == (0.0, 0.0)
 
 
 # -- compare ---------------------------------------------------------------

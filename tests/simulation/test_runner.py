@@ -36,6 +36,7 @@ def test_a_full_cloud_refuses_the_fifth_and_says_when():
     assert stranded["MEMORY_MB"]["stranded"] == 16384 - 4096
     assert stranded["DISK_GB"]["fraction_of_capacity"] == pytest.approx(0.8)
     assert stranded["VCPU"]["stranded"] == 0
+    assert stranded["MEMORY_MB"]["capacity"] == 16384
     assert figures["live_instances_end"] == 4
     timing = out["timing"]
     assert timing["decision_ms"]["count"] == 5
