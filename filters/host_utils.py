@@ -17,21 +17,23 @@ def hosts_mask(table, hosts, rows):
 
 def hosts_holding(table, uuids):
     """Hosts holding at least one of the instances ``uuids``."""
-    wanted = set(uuids)
-    return {host for host, held in table.instances.items()
-            if not held.keys().isdisjoint(wanted)}
+    where = table.instance_host
+    return {where[u] for u in set(uuids) if u in where}
 
 
 def members_per_row(table, members, rows):
     """Per row of ``rows``: how many of the instances ``members`` its host
     holds."""
-    members = set(members)
     counts = np.zeros(table.size, np.int64)
-    if members:
-        for host, held in table.instances.items():
-            n = len(held.keys() & members)
-            if n and host in table.rows_by_host:
-                counts[list(table.rows_by_host[host])] = n
+    per_host = {}
+    where = table.instance_host
+    for uuid in set(members):
+        host = where.get(uuid)
+        if host is not None:
+            per_host[host] = per_host.get(host, 0) + 1
+    for host, n in per_host.items():
+        if host in table.rows_by_host:
+            counts[list(table.rows_by_host[host])] = n
     return counts[rows]
 
 

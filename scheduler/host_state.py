@@ -160,6 +160,9 @@ class HostStateTable:
             setattr(self, name, np.zeros(0, dtype))
         self.services = {}  # host -> host_reads.Service
         self.instances = {}  # host -> {instance uuid: host_reads.Instance}
+        # instance uuid -> host, kept with ``instances``: group filters
+        # look members up without a pass over every host.
+        self.instance_host = {}
         # Aggregates: a column each in ``aggregates`` (rows x columns).
         self.agg_col = {}  # aggregate uuid -> column
         self.agg_records = []  # column -> host_reads.Aggregate or None
@@ -248,6 +251,9 @@ class HostStateTable:
         self._apply_aggregates(aggs, aggs.keys())
         self.services = host_reads.services(txn)
         self.instances = host_reads.instances(txn)
+        self.instance_host = {uuid: host
+                              for host, held in self.instances.items()
+                              for uuid in held}
         for node in host_reads.compute_nodes(txn):
             self._set_node(node)
         self.loaded = True
@@ -300,10 +306,7 @@ class HostStateTable:
         if wanted:
             found = host_reads.instances(txn, wanted)
             for host in wanted:
-                if host in found:
-                    self.instances[host] = found[host]
-                else:
-                    self.instances.pop(host, None)
+                self._set_instances(host, found.get(host))
         wanted = refs.get(records.NODE)
         if wanted:
             found = host_reads.compute_nodes(txn, wanted)
@@ -408,6 +411,17 @@ class HostStateTable:
                         for c in cols} - {None, ""})
         self.az[row] = self.availability_zones.code(
             ",".join(zones) or self.conf.default_availability_zone)
+
+    def _set_instances(self, host, held):
+        """``host`` holds the instances of ``held`` ({uuid: Instance};
+        None or empty: none)."""
+        for uuid in self.instances.pop(host, {}):
+            if self.instance_host.get(uuid) == host:
+                del self.instance_host[uuid]
+        if held:
+            self.instances[host] = held
+            for uuid in held:
+                self.instance_host[uuid] = host
 
     def _leave_host(self, row):
         rows = self.rows_by_host.get(self.hosts[row])
@@ -588,12 +602,11 @@ class HostStateTable:
         ``present`` false, no longer holds) an instance, as its next
         instance report would say. For callers that model compute nodes
         (the simulator); a report from the node itself replaces it."""
-        held = self.instances.setdefault(host, {})
+        held = dict(self.instances.get(host, {}))
         if present:
             held[instance_uuid] = host_reads.Instance(
                 instance_uuid, host, flavor_id, project_id)
         else:
             held.pop(instance_uuid, None)
-            if not held:
-                del self.instances[host]
+        self._set_instances(host, held)
         self.version += 1

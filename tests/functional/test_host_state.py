@@ -313,6 +313,14 @@ def test_instances_on_hosts(store, table):
     assert not hr.sync_instance_info(store, "b", [vm1, vm3])
     table.sync()
     assert sorted(table.instances_on(table.row_of(b))) == sorted([vm1, vm3])
+    # The reverse index follows every change, reloads included.
+    assert table.instance_host == {vm1: "b", vm3: "b"}
+    table.note_instance("a", vm2)
+    table.note_instance("b", vm3, present=False)
+    assert table.instance_host == {vm1: "b", vm2: "a"}
+    assert list(table.instances_on(table.row_of(a))) == [vm2]
+    table.reload()
+    assert table.instance_host == {vm1: "b", vm3: "b"}
 
 
 def test_build_failures(store, table):

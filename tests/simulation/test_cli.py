@@ -205,3 +205,29 @@ def test_outcome_ignores_only_timing(files):
     report = runner.Simulation(conf, cloud, wl).run()
     assert set(report) - set(runner.outcome(report)) == {"timing",
                                                          "latency_ms"}
+
+
+def test_same_seed_same_report_across_processes(files, tmp_path):
+    # Separate interpreters with different hash seeds: nothing in a
+    # decision may depend on set or dict iteration order.
+    import subprocess
+    import sys
+    churn = dict(WORKLOAD, synthetic=dict(
+        WORKLOAD["synthetic"], creates=60,
+        lifetime={"distribution": "exponential", "mean_s": 20},
+        server_groups={"fraction": 0.3, "size": 2,
+                       "policies": {"anti-affinity": 1,
+                                    "soft-affinity": 1}}))
+    workload = _write(tmp_path, "churn.yaml", churn)
+    outs = []
+    for hash_seed in ("1", "2"):
+        out = tmp_path / f"r{hash_seed}"
+        subprocess.run(
+            [sys.executable, "-m", "scheduler.simulation.cli", "run",
+             "--cloud", files["cloud"], "--workload", workload,
+             "--schedulers", "2", "--out", str(out), "--no-progress"],
+            check=True, capture_output=True,
+            env=dict(os.environ, PYTHONHASHSEED=hash_seed))
+        outs.append(json.loads((out / "report.json").read_text()))
+    assert runner.outcome(outs[0]) == runner.outcome(outs[1])
+    assert outs[0]["figures"]["placed"] > 0
