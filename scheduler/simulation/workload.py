@@ -28,7 +28,9 @@ where the events come from in exactly one of three ways::
     trace: events.csv               # the same rows as CSV, relative path
 
 A trace (``events`` or ``trace``) may declare ``groups: {g1: affinity}``;
-its creates may name only declared groups. A CSV trace has a header row
+its creates may name only declared groups. A delete is matched by its
+instance name; the create's columns it may repeat are not read (a
+different flavor is an error). A CSV trace has a header row
 with the columns ``time,action,instance`` and optionally
 ``flavor,group,zone``.
 
@@ -577,16 +579,20 @@ def _replay(path, rows, flavors, groups):
         if action == "create":
             _check_create(path, where, instance, flavor, group, live,
                           flavors, groups)
-            live[instance] = where
+            live[instance] = (where, flavor)
             deleted.pop(instance, None)
             events.append(Event(time, "create", instance, flavor, group,
                                 zone))
             continue
-        for name, value in (("flavor", flavor), ("group", group),
-                            ("zone", zone)):
-            if value:
-                raise WorkloadError(path, _at(where, name),
-                                    f"only a create has a {name}")
+        # A delete is matched by its instance; exported traces often
+        # repeat the create's columns on it, which is fine unless they
+        # contradict the create.
+        if instance in live and flavor and flavor != live[instance][1]:
+            raise WorkloadError(
+                path, _at(where, "flavor"),
+                f"instance {instance!r} was created as "
+                f"{live[instance][1]!r} ({live[instance][0]}), not "
+                f"{flavor!r}")
         if instance not in live:
             raise WorkloadError(
                 path, _at(where, "instance"),
@@ -606,7 +612,7 @@ def _check_create(path, where, instance, flavor, group, live, flavors,
     if instance in live:
         raise WorkloadError(path, _at(where, "instance"),
                             f"instance {instance!r} is live already "
-                            f"(created at {live[instance]})")
+                            f"(created at {live[instance][0]})")
     if not flavor:
         raise WorkloadError(path, _at(where, "flavor"),
                             "a create needs a flavor")
@@ -716,12 +722,8 @@ def _bare_row(path, line, cells, flavors, known, groups):
     row = _trace_row(path, line, cells)
     where, action = row[0], row[2]
     if action == "delete":
-        for column in (*_SIZES, "group_policy"):
-            if cells.get(column):
-                raise WorkloadError(path, _at(where, column),
-                                    "only a create has sizes and a "
-                                    "group policy")
-        return row
+        # Sizes, group and zone a delete row may repeat are not read.
+        return (*row[:4], None, None, None)
     flavor = _bare_flavor(path, where, cells, flavors, known)
     if row[5]:
         _bare_group(path, where, row[5], cells.get("group_policy"),
