@@ -282,6 +282,10 @@ def main(argv=None):
     except scheduler_errors.SchedulerError as exc:
         print(f"gantt-simulate: {exc.message}", file=sys.stderr)
         return 1
+    except OSError as exc:
+        # The report directory cannot be written, most often.
+        print(f"gantt-simulate: {exc}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("gantt-simulate: interrupted", file=sys.stderr)
         return 130

@@ -231,3 +231,14 @@ def test_same_seed_same_report_across_processes(files, tmp_path):
         outs.append(json.loads((out / "report.json").read_text()))
     assert runner.outcome(outs[0]) == runner.outcome(outs[1])
     assert outs[0]["figures"]["placed"] > 0
+
+
+def test_an_unwritable_report_directory_is_an_error_not_a_trace(
+        files, tmp_path, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    code = cli.main(["run", "--cloud", files["cloud"], "--workload",
+                     files["workload"], "--out", str(blocker / "sub"),
+                     "--no-progress"])
+    assert code == 1
+    assert "file/sub" in capsys.readouterr().err
