@@ -180,7 +180,7 @@ def test_malformed_inputs_exit_2_naming_file_and_field(
      "--flavor: vcpus: not a whole number"),
     (["capacity", "--cloud", "C", "--flavor", "m1.tiny"],
      "--flavors FILE"),
-])
+], ids=["missing-cloud", "flavor-not-a-number", "flavor-without-file"])
 def test_bad_arguments_exit_2(files, capsys, argv, words):
     argv = [files.get(a.lower(), a) if a in ("C", "W") else a
             for a in argv]

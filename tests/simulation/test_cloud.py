@@ -76,7 +76,8 @@ def test_a_cloud_file_passes_through_unchanged(tmp_path):
     ({"template": {"hosts": [{"count": 1, "shape": {"inventories": {
         "VCPU": {"total": -1}}}}]}}, "providers[0].inventories.VCPU",
      ""),
-])
+], ids=["unknown-shape", "zero-count", "no-hosts", "unknown-key",
+        "names-twice", "bad-inventory"])
 def test_template_errors_name_the_field(doc, field, words):
     with pytest.raises(loader.CloudFileError) as caught:
         cloud.parse(doc, "t.yaml")

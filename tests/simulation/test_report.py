@@ -374,7 +374,8 @@ def test_compare_summary_lists_the_rows(compared):
     '{"cloud": "x"}',
     '{"format": 99, "inputs": {}}',
     '{"format": 1, "inputs": {}}',
-])
+], ids=["not-json", "a-list", "no-format", "future-format",
+        "missing-sections"])
 def test_load_refuses_what_is_not_a_report(tmp_path, content):
     path = tmp_path / "other.json"
     path.write_text(content)
