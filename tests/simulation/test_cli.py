@@ -160,7 +160,9 @@ def _bad(tmp_path, files, which, content):
     ("spread", "[filter_scheduler]\nenabled_filters = NoSuchFilter\n",
      "bad-spread: [filter_scheduler] enabled_filters"),
     ("spread", "not an ini file\n", "bad-spread: cannot parse"),
-])
+], ids=["cloud-bad-total", "cloud-bad-yaml", "workload-bad-rate",
+        "workload-delete-first", "config-unknown-option",
+        "config-bad-value", "config-unknown-filter", "config-not-ini"])
 def test_malformed_inputs_exit_2_naming_file_and_field(
         files, tmp_path, capsys, which, content, words):
     paths = _bad(tmp_path, files, which, content)
