@@ -123,8 +123,7 @@ def _options(args, workload):
         progress=not args.no_progress and sys.stderr.isatty())
 
 
-def _simulate(conf_path, cloud, cloud_label, workload, options):
-    conf = config.load(conf_path)
+def _simulate(conf, conf_path, cloud, cloud_label, workload, options):
     labels = {"cloud": cloud_label, "workload": workload.path,
               "config": conf_path}
     return runner.Simulation(conf, cloud, workload, options,
@@ -133,26 +132,25 @@ def _simulate(conf_path, cloud, cloud_label, workload, options):
 
 def cmd_run(args):
     conf = config.load(args.config)  # a bad config stops before loading
-    del conf
     workload = workload_mod.read(args.workload, seed=args.seed)
     cloud, label = _read_cloud(args)
     options = _options(args, workload)
-    out = _simulate(args.config, cloud, label, workload, options)
+    out = _simulate(conf, args.config, cloud, label, workload, options)
     paths = report.write(out, args.out)
     print(report.summary(out))
     print(f"\nreport: {paths['html']} (figures: {paths['json']})")
 
 
 def cmd_compare(args):
-    for path in (args.config_a, args.config_b):
-        config.load(path)
+    confs = [(name, path, config.load(path))
+             for name, path in (("a", args.config_a), ("b", args.config_b))]
     workload = workload_mod.read(args.workload, seed=args.seed)
     cloud, label = _read_cloud(args)
     options = _options(args, workload)
     results = []
-    for name, path in (("a", args.config_a), ("b", args.config_b)):
+    for name, path, conf in confs:
         print(f"simulating {path}", file=sys.stderr)
-        out = _simulate(path, cloud, label, workload, options)
+        out = _simulate(conf, path, cloud, label, workload, options)
         report.write(out, os.path.join(args.out, name))
         results.append(out)
     labels = tuple(os.path.basename(p) for p in (args.config_a,

@@ -19,6 +19,7 @@ Everything but timing is a function of the cloud, the workload, the
 config and the seed.
 """
 
+import collections
 import dataclasses
 import math
 import os
@@ -343,8 +344,9 @@ class Simulation:
         view = self.view
         if len(self.schedulers) > 1:
             self.schedulers[0].sync()
-        stats = sum((s.stats for s in self.schedulers), start=type(
-            self.schedulers[0].stats)())
+        stats = collections.Counter()
+        for scheduler in self.schedulers:
+            stats.update(scheduler.stats)
         attempts = stats["claim_attempts"]
         lost = stats["claims_lost"]
         flavors = list(self.flavor_resources.values())
