@@ -244,3 +244,27 @@ def test_an_unwritable_report_directory_is_an_error_not_a_trace(
                      "--no-progress"])
     assert code == 1
     assert "file/sub" in capsys.readouterr().err
+
+
+def test_make_run_the_example_simulation(tmp_path, capsys):
+    # What `make run` does, with the figures README.md quotes: the same
+    # files and seed give them on any machine.
+    out = tmp_path / "report"
+    code = cli.main([
+        "run", "--cloud", os.path.join(EXAMPLES, "cloud.yaml"),
+        "--workload", os.path.join(EXAMPLES, "workload.yaml"),
+        "--config-file", os.path.join(EXAMPLES, "spread.conf"),
+        "--out", str(out), "--no-progress"])
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert "Placed 5831 of 6000 creates (729 deletes); NoValidHost 169" \
+        in printed
+    assert "First NoValidHost at event 4320" in printed
+    report = json.loads((out / "report.json").read_text())
+    figures = report["figures"]
+    assert figures["live_instances_end"] == 5111
+    assert round(figures["first_failure"]["utilisation"]["MEMORY_MB"],
+                 3) == 0.620
+    assert round(figures["stranded"]["MEMORY_MB"]["fraction_of_capacity"],
+                 3) == 0.235
+    assert (out / "report.html").stat().st_size > 10000
