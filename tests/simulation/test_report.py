@@ -9,6 +9,7 @@ import numpy
 import pytest
 from matplotlib import image as mpimage
 
+from scheduler.simulation import plots
 from scheduler.simulation import report as report_mod
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -269,7 +270,7 @@ def test_clock_that_never_moves_plots_against_events(tmp_path):
     report["figures"]["first_failure"] = None
     report["latency_ms"]["edges"][0] = 0.0   # no log axis possible
     for stem in ("utilisation", "failures", "latency"):
-        fig = report_mod._PLOTTERS[stem](report)
+        fig = plots.PLOTTERS[stem](report)
         axes = fig.axes[0]
         if stem == "latency":
             assert axes.get_xscale() == "linear"
@@ -277,20 +278,20 @@ def test_clock_that_never_moves_plots_against_events(tmp_path):
             assert axes.get_xlabel() == "event"
             assert max(axes.get_xlim()) > 150    # event numbers, not 0
         path = tmp_path / f"{stem}.png"
-        path.write_bytes(report_mod._render(fig))
+        path.write_bytes(plots.render(fig))
         assert_png(path)
 
 
 def test_free_split_as_shares_of_capacity(report):
     figures = report["figures"]
     # Of 320: 64 free (20%), 16 of them stranded (5%).
-    usable, stranded = report_mod._free_split(figures, "VCPU")
+    usable, stranded = plots._free_split(figures, "VCPU")
     assert stranded == pytest.approx(5.0)
     assert usable == pytest.approx(15.0)
-    usable, stranded = report_mod._free_split(figures, "DISK_GB")
+    usable, stranded = plots._free_split(figures, "DISK_GB")
     assert (usable, stranded) == (pytest.approx(70.0), 0.0)
     figures["stranded"]["DISK_GB"]["capacity"] = 0.0
-    assert report_mod._free_split(figures, "DISK_GB") == (0.0, 0.0)
+    assert plots._free_split(figures, "DISK_GB") == (0.0, 0.0)
 
 
 # -- compare ---------------------------------------------------------------
