@@ -24,17 +24,7 @@ def hosts_holding(table, uuids):
 def members_per_row(table, members, rows):
     """Per row of ``rows``: how many of the instances ``members`` its host
     holds."""
-    counts = np.zeros(table.size, np.int64)
-    per_host = {}
-    where = table.instance_host
-    for uuid in set(members):
-        host = where.get(uuid)
-        if host is not None:
-            per_host[host] = per_host.get(host, 0) + 1
-    for host, n in per_host.items():
-        if host in table.rows_by_host:
-            counts[list(table.rows_by_host[host])] = n
-    return counts[rows]
+    return table.instance_counts(members, rows)
 
 
 def split_values(value):

@@ -596,6 +596,19 @@ class HostStateTable:
         self.consumed_generation[rows] = self.generation[rows]
         self.version += 1
 
+    def instance_counts(self, uuids, rows):
+        """Per row of ``rows``: how many of the instances ``uuids`` its
+        host holds (through ``instance_host``: no pass over the hosts)."""
+        per_host = {}
+        for uuid in set(uuids):
+            host = self.instance_host.get(uuid)
+            if host is not None:
+                per_host[host] = per_host.get(host, 0) + 1
+        counts = np.zeros(self.size, np.int64)
+        for host, n in per_host.items():
+            counts[list(self.rows_by_host.get(host, ()))] = n
+        return counts[np.asarray(rows, np.int64)]
+
     def note_instance(self, host, instance_uuid, present=True,
                       flavor_id=None, project_id=None):
         """Record in memory that ``host`` now holds (or, with

@@ -18,12 +18,8 @@ def member_counts(request, rows, policy):
     group = request.group
     if group is None or group.policy != policy:
         return np.zeros(len(rows))
-    members = set(group.members)
-    table = request.table
-    known = np.fromiter(
-        (len(members.intersection(table.instances_on(r))) for r in rows),
-        np.float64, count=len(rows))
-    return known + request.chosen_count(rows)
+    known = request.table.instance_counts(group.members, rows)
+    return (known + request.chosen_count(rows)).astype(np.float64)
 
 
 class ServerGroupSoftAffinityWeigher(base.BaseWeigher):

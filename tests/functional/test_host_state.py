@@ -315,6 +315,9 @@ def test_instances_on_hosts(store, table):
     assert sorted(table.instances_on(table.row_of(b))) == sorted([vm1, vm3])
     # The reverse index follows every change, reloads included.
     assert table.instance_host == {vm1: "b", vm3: "b"}
+    rows = [table.row_of(a), table.row_of(b)]
+    assert table.instance_counts([vm1, vm3, vm2, vm1], rows).tolist() == \
+        [0, 2]
     table.note_instance("a", vm2)
     table.note_instance("b", vm3, present=False)
     assert table.instance_host == {vm1: "b", vm2: "a"}
