@@ -134,12 +134,12 @@ class CloudView:
                 per_host = self._per_host(
                     self._fits_rows(self.rows, rc, amount))
                 c = self.col.get(rc)
-                in_trees = c is not None and self._per_host(
-                    self.index.has_inv[self.rows, c]).astype(bool)
                 sharing = self._fits_rows(self.sharing_rows, rc, amount)
                 if c is not None and len(sharing) and sharing.any():
                     # Hosts without the class draw on the pool instead.
                     shared[rc] = sharing
+                    in_trees = self._per_host(
+                        self.index.has_inv[self.rows, c]).astype(bool)
                     per_host = np.where(in_trees, per_host, np.inf)
                 by_class[rc] = per_host
         if not by_class:

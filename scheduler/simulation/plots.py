@@ -300,12 +300,17 @@ def _plot_latency(report):
         _quantile_lines(ax, report["timing"]["decision_ms"], "C3")
     else:
         _no_samples(ax, "no scheduling decisions")
+    _finish_latency(ax, "decisions")
+    return fig
+
+
+def _finish_latency(ax, ylabel):
+    """Axes, title and legend of a latency plot (one run or two)."""
     ax.set_ylim(bottom=0)
     ax.set_title("Scheduling decision latency")
     ax.set_xlabel(_latency_label(ax))
-    ax.set_ylabel("decisions")
+    ax.set_ylabel(ylabel)
     _legend(ax)
-    return fig
 
 
 PLOTTERS = {
@@ -398,11 +403,7 @@ def _compare_latency(reports, labels):
         _log_scale(ax, *drawn)
     else:
         _no_samples(ax, "no scheduling decisions in either run")
-    ax.set_ylim(bottom=0)
-    ax.set_title("Scheduling decision latency")
-    ax.set_xlabel(_latency_label(ax))
-    ax.set_ylabel("decisions (% of the run's)")
-    _legend(ax)
+    _finish_latency(ax, "decisions (% of the run's)")
     return fig
 
 

@@ -72,10 +72,6 @@ class Options:
     check_every: int = 0
 
 
-def _url_of(path):
-    return "sqlite:///" + path
-
-
 class Simulation:
     """One run: ``Simulation(conf, cloud, workload, options).run()`` is
     the report dict (scheduler.simulation.report reads it)."""
@@ -100,7 +96,7 @@ class Simulation:
             url = "sqlite://"
         else:
             self._tmp = tempfile.mkdtemp(prefix="gantt-simulate-")
-            url = _url_of(os.path.join(self._tmp, "placement.sqlite"))
+            url = "sqlite:///" + os.path.join(self._tmp, "placement.sqlite")
         self.conf.set_override("connection", url, "placement_database")
         self.conf.set_override("sync_on_startup", False,
                                "placement_database")
