@@ -55,7 +55,7 @@ import numpy as np
 from filters import base
 
 
-def _data(obj):
+def object_fields(obj):
     """The fields of a plain dict or of a versioned-object primitive."""
     if isinstance(obj, dict) and "nova_object.data" in obj:
         return obj["nova_object.data"]
@@ -78,15 +78,15 @@ class HostCell:
 def host_cells(topology):
     """The node's cells as HostCell, [] when it reports none."""
     cells = []
-    for raw in _data(topology).get("cells") or ():
-        cell = _data(raw)
+    for raw in object_fields(topology).get("cells") or ():
+        cell = object_fields(raw)
         cpuset = set(cell.get("cpuset") or ())
         pcpuset = (set(cell.get("pcpuset") or ()) if "pcpuset" in cell
                    else cpuset)
         pinned = set(cell.get("pinned_cpus") or ())
         pages = []
         for page in cell.get("mempages") or ():
-            page = _data(page)
+            page = object_fields(page)
             pages.append((int(page.get("size_kb", 0)),
                            int(page.get("total", 0)),
                            int(page.get("used", 0)),
@@ -112,7 +112,7 @@ class GuestCell:
     pagesize: int | None  # KiB
 
 
-def _guest(request):
+def requested_cells(request):
     """(guest cells, require sibling threads) parsed once per request."""
     key = ("NUMATopologyFilter", "guest")
     found = request.memo.get(key)
@@ -158,17 +158,28 @@ def _page_sizes_to_try(pagesize, host):
     return [pagesize]
 
 
-def _memory_fits(guest, host):
+def page_size_used(guest, host):
+    """The host page size (KiB) guest cell ``guest`` would take its
+    memory in on host cell ``host``; None when it does not fit there in
+    pages, or the host lists no page sizes and none was asked."""
     need_kb = guest.memory * 1024
     if guest.pagesize:
         free = {size: total - used - reserved
                 for size, total, used, reserved in host.mempages}
-        return any(need_kb % size == 0
-                   and need_kb <= free.get(size, 0) * size
-                   for size in _page_sizes_to_try(guest.pagesize, host))
+        return next((size for size in _page_sizes_to_try(guest.pagesize,
+                                                          host)
+                     if need_kb % size == 0
+                     and need_kb <= free.get(size, 0) * size), None)
     if host.mempages:
         size, total, _used, reserved = min(host.mempages)
-        return need_kb % size == 0 and need_kb <= (total - reserved) * size
+        if need_kb % size == 0 and need_kb <= (total - reserved) * size:
+            return size
+    return None
+
+
+def _memory_fits(guest, host):
+    if guest.pagesize or host.mempages:
+        return page_size_used(guest, host) is not None
     return guest.memory <= host.memory
 
 
@@ -193,6 +204,13 @@ def assign(guests, hosts, cpu_ratio, ram_ratio):
     owner = {}  # host index -> guest index
 
     def place(g, seen):
+        # A free host cell first, in order (as Nova tries them); only
+        # then move an earlier guest cell along.
+        for h in options[g]:
+            if h not in owner and h not in seen:
+                seen.add(h)
+                owner[h] = g
+                return True
         for h in options[g]:
             if h in seen:
                 continue
@@ -210,7 +228,7 @@ def assign(guests, hosts, cpu_ratio, ram_ratio):
 
 def _verdict(request, row):
     """None when ``row`` passes, else why not."""
-    guests, need_threads = _guest(request)
+    guests, need_threads = requested_cells(request)
     table = request.table
     node = table.node(row)
     hosts = host_cells(node.numa_topology) if node is not None else []

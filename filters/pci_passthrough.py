@@ -40,7 +40,7 @@ def _lower(value):
     return value.lower() if isinstance(value, str) else value
 
 
-def _pool_tags(pool):
+def pool_tags(pool):
     tags = {k: v for k, v in pool.items() if k not in ("count", "tags")}
     tags.update(pool.get("tags") or {})
     return tags
@@ -85,7 +85,7 @@ class _Need:
                    if self.usable(tags))
 
 
-def _needs(request):
+def needs_of(request):
     key = ("PciPassthroughFilter", "needs")
     needs = request.memo.get(key)
     if needs is None:
@@ -97,7 +97,7 @@ def _needs(request):
 def _pools(table, row):
     node = table.node(row)
     pools = (node.pci_device_pools if node is not None else None) or ()
-    return [(p, _pool_tags(p)) for p in pools]
+    return [(p, pool_tags(p)) for p in pools]
 
 
 class PciPassthroughFilter(base.BaseFilter):
@@ -105,7 +105,7 @@ class PciPassthroughFilter(base.BaseFilter):
     RUN_ON_REBUILD = False
 
     def mask(self, request, rows):
-        needs = _needs(request)
+        needs = needs_of(request)
         if not needs:
             return base.all_pass(rows)
         table = request.table
@@ -120,7 +120,7 @@ class PciPassthroughFilter(base.BaseFilter):
 
     def why(self, request, row):
         pools = _pools(request.table, row)
-        for need in _needs(request):
+        for need in needs_of(request):
             have = need.available(pools)
             if have < need.count:
                 return (f"PCI request {need.label} wants {need.count} "

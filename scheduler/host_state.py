@@ -27,6 +27,7 @@ Callers hold ``table.lock`` while they read the arrays: a sync may grow
 (replace) them.
 """
 
+import dataclasses
 import datetime
 import threading
 import time
@@ -356,6 +357,14 @@ class HostStateTable:
         elif self.hosts[row] != node.host:
             self._leave_host(row)
         keep = self.consumed_generation[row] == node.generation
+        held = self.nodes[row] if keep else None
+        if held is not None and held.generation == node.generation:
+            # The same report (reloaded for a build failure, say): keep
+            # the NUMA cells and PCI pools the scheduler took instances
+            # out of (replace_node).
+            node = dataclasses.replace(
+                node, numa_topology=held.numa_topology,
+                pci_device_pools=held.pci_device_pools)
         if not keep:
             self.consumed_generation[row] = -1
             self.free_ram_mb[row] = node.free_ram_mb
@@ -594,6 +603,17 @@ class HostStateTable:
         np.add.at(self.num_instances, rows, instances)
         np.add.at(self.num_io_ops, rows, io_ops)
         self.consumed_generation[rows] = self.generation[rows]
+        self.version += 1
+
+    def replace_node(self, row, node):
+        """``row``'s node record becomes ``node``: the same report with
+        a placed instance's NUMA cells and PCI devices taken out
+        (scheduler.host_devices), or the record from before that. Stands
+        until the node reports again, as consume() does."""
+        self.nodes[row] = node
+        self.pci_devices[row] = sum(_int(pool.get("count"))
+                                    for pool in node.pci_device_pools or ())
+        self.consumed_generation[row] = self.generation[row]
         self.version += 1
 
     def instance_counts(self, uuids, rows):

@@ -10,8 +10,9 @@ One call, for each instance of the request in turn:
 3. the pick's candidates are claimed in placement for the instance (a
    lost race is retried on fresh state, then the next candidate, then a
    re-query of that host's tree, then the next host);
-4. the claimed resources are taken from the host state table, so that the
-   next instance of the request sees them gone.
+4. the claimed resources are taken from the host state table (RAM,
+   disk, vCPUs, and the NUMA cells and PCI devices the instance uses), so
+   that the next instance of the request sees them gone.
 
 Then each instance gets ``max_attempts - 1`` alternates from the weighed
 hosts of its turn: same cell as its pick, never a host picked for this
@@ -36,6 +37,7 @@ from placement.db import store as store_mod
 from scheduler import (
     claims,
     errors,
+    host_devices,
     host_filtering,
     host_request,
     host_state,
@@ -195,6 +197,7 @@ class _Run:
         self.claimed = []  # consumer uuids claimed so far
         self.consumed = []  # rows consumed so far
         self.allocation = {}  # instance -> AllocationRequest claimed
+        self.nodes_before = {}  # row -> node record before consume_devices
 
     # -- candidates -----------------------------------------------------
 
@@ -425,6 +428,21 @@ class _Run:
         self.table.consume(row, ram_mb=flavor.memory_mb,
                            disk_mb=int(disk_gb * 1024), vcpus=flavor.vcpus)
         self.consumed.append(row)
+        if self.spec.numa_topology is not None or self.spec.pci_requests:
+            self.consume_devices(row)
+
+    def consume_devices(self, row):
+        """Take the instance's NUMA cells and PCI devices out of the
+        row's node record (the record from before is kept for
+        roll_back)."""
+        table = self.table
+        node = table.node(row)
+        if node is None:
+            return
+        self.nodes_before.setdefault(row, node)
+        table.replace_node(row, host_devices.after_instance(
+            self.request, node, float(table.cpu_allocation_ratio[row]),
+            float(table.ram_allocation_ratio[row])))
 
     def roll_back(self):
         for consumer in self.claimed:
@@ -437,6 +455,9 @@ class _Run:
                 self.consumed, ram_mb=-flavor.memory_mb,
                 disk_mb=-int(disk_gb * 1024), vcpus=-flavor.vcpus,
                 instances=-1, io_ops=-1)
+        for row, node in self.nodes_before.items():
+            self.table.replace_node(row, node)
+        self.nodes_before = {}
 
     # -- output ---------------------------------------------------------
 

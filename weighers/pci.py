@@ -15,9 +15,8 @@ Beyond MAX_DEVS - 1 devices hosts weigh the same (1): there is no
 scarcity to protect. Nova sets no minval/maxval on this weigher, so
 neither do we; the raw range is [1, 100].
 
-Difference: Nova's host state takes a chosen instance's devices out of
-the pools within a multi-instance request; the table keeps the pools as
-reported until the node reports again.
+Free devices are those the node reported less what the scheduler has
+placed there since (scheduler.host_devices), as in Nova's host state.
 """
 
 import numpy as np

@@ -2,6 +2,7 @@
 writes of this process and of others are followed without rebuilding,
 service state, consumption, aggregates and zones."""
 
+import dataclasses
 import datetime
 import uuid as uuidlib
 
@@ -235,6 +236,29 @@ def test_consumption_stands_until_the_node_reports(store, table):
     table.sync()
     assert table.free_ram_mb[row] == 4096 - 512
     assert (table.vcpus_used[row], table.num_instances[row]) == (0, 1)
+
+
+def test_replaced_devices_stand_until_the_node_reports(store, table):
+    pools = [{"count": 2, "vendor_id": "8086"}]
+    uuid = add_node(store, "cn1", pci_device_pools=pools)
+    table.sync()
+    row = table.row_of(uuid)
+    node = table.node(row)
+    table.replace_node(row, dataclasses.replace(
+        node, pci_device_pools=[{"count": 1, "vendor_id": "8086"}]))
+    assert table.pci_devices[row] == 1
+    # Reloaded for a build failure: the devices taken stay taken, the
+    # new failure count is read.
+    hr.record_build_failure(store, "cn1")
+    table.sync()
+    assert table.failed_builds[row] == 1
+    assert table.node(row).pci_device_pools[0]["count"] == 1
+    assert table.pci_devices[row] == 1
+    # The node's next report replaces them.
+    add_node(store, "cn1", pci_device_pools=pools)
+    table.sync()
+    assert table.node(row).pci_device_pools == pools
+    assert table.pci_devices[row] == 2
 
 
 def test_consume_many_rows_at_once(store, table):

@@ -316,3 +316,107 @@ def test_request_claimed_in_one_transaction(cloud, placement, make):
     assert sum(used(placement, u)["VCPU"] for u in uuids) == 6
     for instance in instances:
         assert placement.get_allocations(instance).allocations
+
+
+# -- NUMA cells and PCI devices taken between instances ---------------------
+
+NUMA_FILTERS = ["ComputeFilter", "NUMATopologyFilter"]
+
+
+def two_cells(pinned=()):
+    """Two NUMA cells of 4 pinnable CPUs and 4 GB each."""
+    return {"cells": [
+        {"id": k, "cpuset": [], "pcpuset": list(range(4 * k, 4 * k + 4)),
+         "pinned_cpus": [c for c in pinned if 4 * k <= c < 4 * k + 4],
+         "memory": 4096, "memory_usage": 0}
+        for k in range(2)]}
+
+
+def pinned_spec():
+    flavor = dict(FLAVOR, vcpus=4,
+                  extra_specs={"hw:cpu_policy": "dedicated"})
+    return spec(flavor=flavor, numa_topology={
+        "cells": [{"id": 0, "pcpuset": [0, 1, 2, 3], "memory": 1024}],
+        "cpu_policy": "dedicated"})
+
+
+def pinned_cpus(s, uuid):
+    topology = s.table.node(s.table.row_of(uuid)).numa_topology
+    return [cell["pinned_cpus"] for cell in topology["cells"]]
+
+
+def test_numa_cells_taken_between_instances(cloud, placement, make):
+    # Placement has room for 4 such instances; the NUMA cells for 2.
+    uuid = cloud_mod.add_host(cloud, placement, "n0", vcpus=16,
+                              memory_mb=16384, numa_topology=two_cells())
+    s = make({("filter_scheduler", "enabled_filters"): NUMA_FILTERS})
+    with pytest.raises(manager.NoValidHost) as caught:
+        s.schedule(pinned_spec(), ids(3))
+    assert "instance 3 of 3" in caught.value.message
+    assert used(placement, uuid) == {}
+    assert pinned_cpus(s, uuid) == [[], []]  # rolled back
+
+    s.schedule(pinned_spec(), ids(2))
+    assert pinned_cpus(s, uuid) == [[0, 1, 2, 3], [4, 5, 6, 7]]
+    assert used(placement, uuid)["VCPU"] == 8
+    # Until the node reports again, a third does not fit either.
+    with pytest.raises(manager.NoValidHost):
+        s.schedule(pinned_spec(), ids(1))
+    cloud.node("n0", vcpus=16, memory_mb=16384,
+               numa_topology=two_cells(pinned=range(4)))
+    [[chosen, *_]] = s.select_destinations(None, pinned_spec(), ids(1))
+    assert chosen.nodename == "n0"
+    assert pinned_cpus(s, uuid) == [[0, 1, 2, 3], [4, 5, 6, 7]]
+
+
+def test_numa_taken_on_the_one_claim_at_a_time_path(cloud, placement, make):
+    # Without instance uuids nothing is claimed: each instance is
+    # placed in turn, and the cells still run out after two.
+    cloud_mod.add_host(cloud, placement, "n0", vcpus=16, memory_mb=16384,
+                       numa_topology=two_cells())
+    s = make({("filter_scheduler", "enabled_filters"): NUMA_FILTERS})
+    two = dict(pinned_spec(), num_instances=2)
+    assert len(s.schedule(two).selections) == 2
+    with pytest.raises(manager.NoValidHost):
+        s.schedule(dict(pinned_spec(), num_instances=1))
+
+
+VF_POOL = {"count": 1, "vendor_id": "8086", "product_id": "1520",
+           "dev_type": "type-VF"}
+PCI_FILTERS = ["ComputeFilter", "PciPassthroughFilter"]
+
+
+def vf_spec():
+    return spec(pci_requests=[{"count": 1, "spec": [
+        {"vendor_id": "8086", "product_id": "1520"}]}])
+
+
+def test_pci_devices_taken_between_instances(cloud, placement, make):
+    for name, memory in (("n0", 8192), ("n1", 16384)):
+        cloud_mod.add_host(cloud, placement, name, memory_mb=memory,
+                           pci_device_pools=[dict(VF_POOL)])
+    s = make({("filter_scheduler", "enabled_filters"): PCI_FILTERS})
+    # The RAM weigher prefers n1 both times; its one VF is gone after
+    # the first instance.
+    picks = s.select_destinations(None, vf_spec() | {"num_instances": 2},
+                                  ids(2))
+    assert sorted(p[0].nodename for p in picks) == ["n0", "n1"]
+    table = s.table
+    assert [table.node(r).pci_device_pools[0]["count"]
+            for r in cloud.rows("n0", "n1")] == [0, 0]
+    assert table.pci_devices[cloud.rows("n0", "n1")].tolist() == [0, 0]
+    with pytest.raises(manager.NoValidHost):
+        s.schedule(vf_spec(), ids(1))
+
+
+def test_pci_devices_given_back_when_the_request_fails(cloud, placement,
+                                                       make):
+    for name in ("n0", "n1"):
+        cloud_mod.add_host(cloud, placement, name,
+                           pci_device_pools=[dict(VF_POOL)])
+    s = make({("filter_scheduler", "enabled_filters"): PCI_FILTERS})
+    with pytest.raises(manager.NoValidHost):
+        s.schedule(vf_spec() | {"num_instances": 3}, ids(3))
+    assert s.table.pci_devices[cloud.rows("n0", "n1")].tolist() == [1, 1]
+    assert len(s.schedule(vf_spec() | {"num_instances": 2},
+                          ids(2)).selections) == 2

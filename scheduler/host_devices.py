@@ -1,0 +1,91 @@
+"""What a placed instance takes from its node's NUMA cells and PCI pools.
+
+The host state table holds each node's NUMA topology and PCI pools as
+the node last reported them. Once the scheduler places an instance on a
+node, it takes the instance's share out of a copy of that record, as
+Nova's host state does, so that the next instance of the request (and
+any request before the node reports again) is judged on what is left.
+
+The share follows the filters' own rules (filters.numa_topology and
+filters.pci_passthrough): the host cells the NUMA filter would assign
+the guest cells to, the page size it would use, the pools the PCI
+filter counts. Pinned CPUs are taken lowest id first, since the filter
+counts pinned CPUs rather than placing them on cores.
+"""
+
+import copy
+import dataclasses
+
+from filters import numa_topology as nt
+from filters import pci_passthrough as pp
+
+
+def after_instance(request, node, cpu_ratio, ram_ratio):
+    """``node`` (a host_reads.ComputeNode) with one instance of
+    ``request`` taken out of its NUMA cells and PCI pools; ``node``
+    itself when the request asks for neither."""
+    spec = request.spec
+    changes = {}
+    if spec.numa_topology is not None and node.numa_topology:
+        guests, _threads = nt.requested_cells(request)
+        topology = numa_after(node.numa_topology, guests, cpu_ratio,
+                              ram_ratio)
+        if topology is not None:
+            changes["numa_topology"] = topology
+    if spec.pci_requests and node.pci_device_pools:
+        changes["pci_device_pools"] = pci_after(node.pci_device_pools,
+                                                pp.needs_of(request))
+    return dataclasses.replace(node, **changes) if changes else node
+
+
+def numa_after(topology, guests, cpu_ratio, ram_ratio):
+    """A copy of ``topology`` with ``guests`` (nt.GuestCell) placed on
+    the host cells the filter would pick; None when they do not fit
+    (a forced host skips the filters)."""
+    cells = nt.host_cells(topology)
+    assignment = nt.assign(guests, cells, cpu_ratio, ram_ratio)
+    if assignment is None:
+        return None
+    out = copy.deepcopy(topology)
+    raw_cells = nt.object_fields(out)["cells"]
+    for g, h in sorted(assignment.items()):
+        _take(nt.object_fields(raw_cells[h]), guests[g], cells[h])
+    return out
+
+
+def _take(cell, guest, host):
+    """Record ``guest`` in the reported cell dict ``cell`` (the host
+    cell ``host`` was parsed from)."""
+    cell["memory_usage"] = int(cell.get("memory_usage") or 0) + guest.memory
+    if guest.shared:
+        cell["cpu_usage"] = int(cell.get("cpu_usage") or 0) + guest.shared
+    if guest.pinned:
+        cpus = cell.get("pcpuset") if "pcpuset" in cell else cell.get(
+            "cpuset")
+        pinned = set(cell.get("pinned_cpus") or ())
+        free = sorted(set(cpus or ()) - pinned)
+        cell["pinned_cpus"] = sorted(pinned | set(free[:guest.pinned]))
+    size = nt.page_size_used(guest, host)
+    if size:
+        for raw in cell.get("mempages") or ():
+            page = nt.object_fields(raw)
+            if int(page.get("size_kb", 0)) == size:
+                page["used"] = (int(page.get("used", 0))
+                                + guest.memory * 1024 // size)
+                break
+
+
+def pci_after(pools, needs):
+    """A copy of ``pools`` less the devices ``needs`` (the PCI filter's
+    requests) take, each from the pools it may use, in pool order."""
+    out = copy.deepcopy(list(pools))
+    for need in needs:
+        left = need.count
+        for pool in out:
+            if left <= 0:
+                break
+            if need.usable(pp.pool_tags(pool)):
+                take = min(left, int(pool.get("count", 0)))
+                pool["count"] = int(pool.get("count", 0)) - take
+                left -= take
+    return out
