@@ -20,6 +20,11 @@ a sharing provider that serves the tree through an aggregate).
    anchors; they are kept once. Candidates that differ only in their
    mappings are distinct.
 
+A flat request on a flat cloud (one unsuffixed group, nothing shared, no
+child provider able to serve the group) skips steps 1 to 4: its
+candidates are the root providers of one mask, in row order, which is
+what the steps would give (Search.flat_answer).
+
 docs/candidates.md states the semantics precisely, with the few places
 where OpenStack Placement 16 is inconsistent and what gantt does instead.
 """
@@ -111,6 +116,9 @@ class Search:
                 self.names.traits(request.root_forbidden))
         self.sharing = self.index.sharing()
         self.anchor_map = self.index.anchors()
+        flat = self.flat_answer()
+        if flat is not None:
+            return flat
         units = []
         for group in request.groups:
             made = self.units_for(group)
@@ -138,6 +146,62 @@ class Search:
         self.common = common
         assign, anchors = self.enumerate()
         return self.finish(assign, anchors)
+
+    def flat_answer(self):
+        """The answer straight from one mask, when each candidate can
+        only be a single root provider serving the whole request: one
+        unsuffixed group asking for resources, no sharing provider in
+        the index, and no child provider that could serve any of the
+        group's classes. Then pairing and enumeration would give exactly
+        the rows of the mask, in row order (the common flat cloud; the
+        general path stays the reference, and the property tests compare
+        the two). None when the request is not of that shape."""
+        request = self.request
+        if len(request.groups) != 1 or request.same_subtrees:
+            return None
+        group = request.groups[0]
+        if group.suffix or not group.resources or self.sharing.any():
+            return None
+        names = self.names
+        slots = []
+        for rc, amount in group.resources.items():
+            col = self.index.rc_col.get(names.rc(rc))
+            if col is None:
+                return self.empty()  # no provider has this class at all
+            slots.append((rc, col, amount))
+        tree = self._tree_filter(group)
+        if tree == -1:
+            return self.empty()
+        usable = self.alive.copy()
+        forbidden = names.traits(group.forbidden_traits)
+        if forbidden:
+            usable &= ~self.index.has_any_trait(forbidden)
+        roots = self.index.parent[:self.n] < 0
+        child = usable & ~roots
+        mask = usable & roots & self.anchor_ok
+        for _rc, col, amount in slots:
+            fit = self.fits(col, amount)
+            if (fit & child).any():
+                return None  # a child could serve this class: pair them
+            mask &= fit
+        if tree is not None:
+            mask &= self.root == tree
+        required = [names.traits(t) for t in group.required_traits]
+        if required:
+            mask &= self.has_all(required)
+        if group.member_of:
+            mask &= self.in_all_aggs(group.member_of)
+        if group.forbidden_aggs:
+            mask &= ~self.index.in_aggregates(group.forbidden_aggs)
+        rows = np.flatnonzero(mask)
+        cap = self.options.max_candidates
+        if cap >= 0:
+            rows = rows[:cap]
+        self.units = [Unit("", False, [slot]) for slot in slots]
+        for unit in self.units:
+            unit.anchors = unit.providers = rows
+        return self.finish(np.repeat(rows[:, None], len(slots), axis=1),
+                           rows)
 
     def empty(self):
         return result_mod.CandidateResult.empty(self.index, self.request)

@@ -40,15 +40,17 @@ def inventories(draw):
 
 
 @st.composite
-def clouds(draw):
+def clouds(draw, flat=False):
+    """Up to 6 providers in up to 3 trees, some sharing; ``flat``: up to
+    6 roots, no children, nothing shared."""
     providers = {}
-    n_roots = draw(st.integers(1, 3))
+    n_roots = draw(st.integers(1, 6 if flat else 3))
     budget = 6
     for r in range(n_roots):
         names = [f"r{r}"]
         providers[f"r{r}"] = ref.Provider()
         budget -= 1
-        for c in range(draw(st.integers(0, min(2, budget)))):
+        for c in range(draw(st.integers(0, 0 if flat else min(2, budget)))):
             parent = draw(st.sampled_from(names))
             name = f"{parent}c{c}"
             providers[name] = ref.Provider(parent=parent)
@@ -62,7 +64,7 @@ def clouds(draw):
                   for rc, inv in p.inventory.items()}
         p.traits = set(draw(st.lists(st.sampled_from(TRAITS), max_size=2,
                                      unique=True)))
-        if p.parent is None and draw(st.integers(0, 3)) == 0:
+        if not flat and p.parent is None and draw(st.integers(0, 3)) == 0:
             p.traits.add(ref.SHARING)
         p.aggregates = set(draw(st.lists(st.sampled_from(AGGS), max_size=2,
                                          unique=True)))
@@ -212,6 +214,82 @@ def test_limit_keeps_the_first_candidates(scratch, data):
     finally:
         engine.close()
     assert got == full[:k]
+
+
+def _find_both_ways(store, cloud, request, monkeypatch):
+    """(keys with Search.flat_answer, whether it answered each search it
+    was asked, keys of the general path alone). The engine may answer
+    without a search (a class no provider has)."""
+    uuids = ch.load(store, cloud)
+    answered = []
+    flat_answer = search.Search.flat_answer
+
+    def spy(self):
+        found = flat_answer(self)
+        answered.append(found is not None)
+        return found
+
+    engine = engine_mod.CandidatesEngine(store)
+    # A context of its own: hypothesis runs every example in one test
+    # call, with one monkeypatch.
+    with monkeypatch.context() as m:
+        try:
+            m.setattr(search.Search, "flat_answer", spy)
+            fast = ch.engine_keys(engine.find(ch.with_uuids(request,
+                                                            uuids)), uuids)
+            declined = []
+            m.setattr(search.Search, "flat_answer",
+                      lambda self: declined.append(True))
+            general = ch.engine_keys(engine.find(ch.with_uuids(
+                request, uuids)), uuids)
+        finally:
+            engine.close()
+    assert len(declined) == len(answered)  # searched again, not cached
+    return fast, answered, general
+
+
+@hypothesis.settings(max_examples=EXAMPLES // 4, deadline=None,
+                     suppress_health_check=list(hypothesis.HealthCheck))
+@hypothesis.given(data=st.data())
+def test_flat_answer_matches_reference(scratch, data, monkeypatch):
+    """Roots only, nothing shared, one unsuffixed group: the search
+    answers from one mask (Search.flat_answer), with the reference's
+    candidates in the general path's order, limit included."""
+    cloud = data.draw(clouds(flat=True), label="cloud")
+    group = data.draw(groups("", list(cloud.providers),
+                             resourceless_ok=False), label="group")
+    request = rq.CandidatesRequest(
+        groups=(group,),
+        limit=data.draw(st.one_of(st.none(), st.integers(0, 6))),
+        root_required=frozenset(data.draw(st.lists(
+            st.sampled_from(TRAITS), max_size=1))),
+        root_forbidden=frozenset(data.draw(st.lists(
+            st.sampled_from(TRAITS), max_size=1))),
+        nested_aware=data.draw(st.booleans()))
+    _fresh(scratch)
+    fast, answered, general = _find_both_ways(scratch, cloud, request,
+                                              monkeypatch)
+    assert False not in answered
+    assert fast == general
+    if request.limit is None:
+        assert set(fast) == ref.candidates(cloud, request)
+
+
+def test_flat_answer_leaves_trees_a_child_can_serve(scratch, monkeypatch):
+    # r1's child holds the only VF: a root alone cannot serve the group.
+    cloud = ref.Cloud({
+        "r0": ref.Provider(inventory={"VCPU": ref.Inv(total=4)}),
+        "r1": ref.Provider(inventory={"VCPU": ref.Inv(total=4)}),
+        "r1c0": ref.Provider(parent="r1", inventory={
+            "SRIOV_NET_VF": ref.Inv(total=2)})})
+    request = rq.CandidatesRequest(groups=(rq.RequestGroup(
+        resources={"VCPU": 1, "SRIOV_NET_VF": 1}),))
+    _fresh(scratch)
+    fast, answered, general = _find_both_ways(scratch, cloud, request,
+                                              monkeypatch)
+    assert answered == [False]
+    assert fast == general and len(fast) == 1
+    assert set(fast) == ref.candidates(cloud, request)
 
 
 def test_limit_grows_the_prefix_past_rejected_anchors(scratch):
