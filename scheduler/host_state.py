@@ -557,7 +557,10 @@ class HostStateTable:
                            for r in self.agg_records], np.float64)
         n = self.size
         if not len(values):
-            return np.full(n, np.nan)
+            out = np.full(n, np.nan)
+            out.flags.writeable = False
+            self._agg_number_cache[cache_key] = out
+            return out
         member = self.aggregates[:n] & ~np.isnan(values)
         fill = np.inf if how == "min" else -np.inf
         picked = np.where(member, values, fill)
@@ -566,6 +569,17 @@ class HostStateTable:
         out.flags.writeable = False
         self._agg_number_cache[cache_key] = out
         return out
+
+    def aggregate_sets(self, key):
+        """Whether the metadata of any host's aggregate sets ``key`` to a
+        number (cached with aggregate_number)."""
+        found = self.aggregate_number(key)  # also resets the cache
+        cache_key = (key, "sets", self.size)
+        sets = self._agg_number_cache.get(cache_key)
+        if sets is None:
+            sets = self._agg_number_cache[cache_key] = bool(
+                len(found) and not np.isnan(found).all())
+        return sets
 
     def aggregate_number_or(self, key, default, how="min"):
         """aggregate_number with ``default`` where no aggregate of the row

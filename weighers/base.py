@@ -34,12 +34,22 @@ class BaseWeigher:
         return float(getattr(getattr(self.conf, self.multiplier_group),
                              self.multiplier_option))
 
-    def multipliers(self, request, rows):
-        """The multiplier of each row: the option, or the lowest
-        aggregate override."""
+    def multiplier(self, request, rows):
+        """The option, or per row the lowest aggregate override: a float
+        when no aggregate sets the key (every row has the option), else
+        an array over ``rows``."""
         key = self.aggregate_key or self.multiplier_option
-        return request.table.aggregate_number_or(
-            key, self.configured_multiplier(), "min")[rows]
+        table = request.table
+        default = self.configured_multiplier()
+        if not table.aggregate_sets(key):
+            return default
+        return table.aggregate_number_or(key, default, "min")[rows]
+
+    def multipliers(self, request, rows):
+        """The multiplier of each row, as an array."""
+        return np.broadcast_to(
+            np.asarray(self.multiplier(request, rows), np.float64),
+            (len(rows),))
 
 
 def normalize(values, minval=None, maxval=None):

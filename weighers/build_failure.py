@@ -18,6 +18,6 @@ class BuildFailureWeigher(base.BaseWeigher):
     def raw(self, request, rows):
         return request.table.failed_builds[rows].astype(np.float64)
 
-    def multipliers(self, request, rows):
+    def multiplier(self, request, rows):
         # Negated after the aggregate override, as Nova does.
-        return -super().multipliers(request, rows)
+        return -super().multiplier(request, rows)

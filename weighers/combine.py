@@ -34,29 +34,60 @@ def weigh(request, rows, weighers, explain=False):
     details = {} if explain else None
     if len(rows) <= 1:
         return total, details
+    used, multipliers, raws = [], [], []
     for weigher in weighers:
-        multiplier = np.asarray(weigher.multipliers(request, rows),
-                                np.float64)
-        if not explain and not multiplier.any():
+        multiplier = _multiplier(weigher, request, rows)
+        if not explain and not (multiplier if isinstance(multiplier, float)
+                                else multiplier.any()):
             continue  # weighs every row 0: no need to compute it
-        raw = np.asarray(weigher.raw(request, rows), np.float64)
-        # Nova keeps raw values within the weigher's bounds first, so that
-        # e.g. overcommitted (negative) free RAM counts as none.
-        bounded = raw
-        if weigher.minval is not None or weigher.maxval is not None:
-            bounded = np.clip(raw, weigher.minval, weigher.maxval)
-        normalized = base.normalize(bounded, weigher.minval, weigher.maxval)
-        weighted = multiplier * normalized
+        used.append(weigher)
+        multipliers.append(multiplier)
+        raws.append(weigher.raw(request, rows))
+    if not used:
+        return total, details
+    # One weigher per line: min-max normalised all at once (as
+    # base.normalize does per weigher).
+    raw = np.array(raws, np.float64).reshape(len(used), len(rows))
+    low = np.array([np.nan if w.minval is None else float(w.minval)
+                    for w in used])
+    high = np.array([np.nan if w.maxval is None else float(w.maxval)
+                     for w in used])
+    bounded = raw
+    if not (np.isnan(low).all() and np.isnan(high).all()):
+        # Nova keeps raw values within the weigher's bounds first, so
+        # that e.g. overcommitted (negative) free RAM counts as none.
+        bounded = np.clip(raw, np.where(np.isnan(low), -np.inf, low)[:, None],
+                          np.where(np.isnan(high), np.inf, high)[:, None])
+    low = np.where(np.isnan(low), bounded.min(axis=1), low)
+    high = np.where(np.isnan(high), bounded.max(axis=1), high)
+    span = high - low
+    flat = span == 0
+    normalized = (bounded - low[:, None]) / np.where(flat, 1.0, span)[:, None]
+    normalized[flat] = 0.0
+    for k, multiplier in enumerate(multipliers):
+        weighted = multiplier * normalized[k]
         total += weighted
         if explain:
+            weigher = used[k]
             key = weigher.name
             n = 2
             while key in details:  # the same weigher listed twice
                 key = f"{weigher.name}#{n}"
                 n += 1
-            details[key] = {"raw": raw, "normalized": normalized,
-                            "multiplier": multiplier, "weighted": weighted}
+            details[key] = {
+                "raw": raw[k], "normalized": normalized[k],
+                "multiplier": np.broadcast_to(
+                    np.asarray(multiplier, np.float64), (len(rows),)),
+                "weighted": weighted}
     return total, details
+
+
+def _multiplier(weigher, request, rows):
+    """A float, or an array over ``rows`` when aggregates override it
+    (or a plugin's own ``multipliers`` says so per row)."""
+    if type(weigher).multipliers is not base.BaseWeigher.multipliers:
+        return np.asarray(weigher.multipliers(request, rows), np.float64)
+    return weigher.multiplier(request, rows)
 
 
 def names(conf):

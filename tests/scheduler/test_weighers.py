@@ -282,6 +282,44 @@ def test_multipliers(cloud, wid, weigher, aggs, conf, expected):
     assert got.tolist() == pytest.approx(expected)
 
 
+@pytest.mark.parametrize("wid,weigher,aggs,conf,expected", MULTIPLIER_CASES,
+                         ids=[c[0] for c in MULTIPLIER_CASES])
+def test_weigh_uses_the_multipliers(cloud, wid, weigher, aggs, conf,
+                                    expected):
+    # combine.weigh takes a single float when no aggregate overrides
+    # the option: the totals are those of the per-row multipliers.
+    case = Case(wid, weigher, {"n1": {"memory_mb": 1024},
+                               "n2": {"memory_mb": 2048},
+                               "n3": {"memory_mb": 4096}}, [], [],
+                conf=conf, aggregates=aggs)
+    request, rows = _build(cloud, case)
+    w = weigher(cloud.conf)
+    raw = np.asarray(w.raw(request, rows), np.float64)
+    if w.minval is not None or w.maxval is not None:
+        raw = np.clip(raw, w.minval, w.maxval)
+    want = np.asarray(expected) * base.normalize(raw, w.minval, w.maxval)
+    total, _ = combine.weigh(request, rows, [w])
+    assert total.tolist() == pytest.approx(want.tolist())
+
+
+def test_a_plugin_may_give_multipliers_per_row(cloud):
+    class Halves(ram.RAMWeigher):
+        name = "Halves"
+
+        def multipliers(self, request, rows):
+            return np.array([0.5, 0.0, 2.0])
+
+    request, rows = _build(cloud, Case(
+        "halves", Halves, {"n1": {"memory_mb": 4096},
+                           "n2": {"memory_mb": 2048},
+                           "n3": {"memory_mb": 1024}}, [], []))
+    weigher = Halves(cloud.conf)
+    total, explained = combine.weigh(request, rows, [weigher], explain=True)
+    # Free RAM over [minval 0, max]: 1, 0.5, 0.25.
+    assert total.tolist() == pytest.approx([0.5, 0.0, 0.5])
+    assert explained["Halves"]["multiplier"].tolist() == [0.5, 0.0, 2.0]
+
+
 def test_metrics_zero_ratio_uses_host_multiplier(cloud):
     # A host whose aggregate zeroes the multiplier skips missing metrics.
     case = Case("m", metrics.MetricsWeigher,
