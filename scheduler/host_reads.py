@@ -10,7 +10,7 @@ import datetime
 
 import sqlalchemy as sa
 
-from placement.db import store, tables
+from placement.db import fastsql, store, tables
 
 _cn = tables.compute_nodes
 _svc = tables.compute_services
@@ -154,7 +154,8 @@ def aggregates(txn, uuids=None):
 
 # -- the change log -------------------------------------------------------
 
-_SINCE = (
+# Read before every decision: run straight on the driver's cursor.
+_SINCE = fastsql.Fast(
     sa.select(_changes.c.seq, _changes.c.kind, _changes.c.ref)
     .where(_changes.c.seq > sa.bindparam("low"))
     .union_all(
@@ -169,7 +170,7 @@ def changes_since(txn, low):
     rows below ``pruned_below`` are gone. One indexed query."""
     pruned_below = 0
     changed = {}
-    for seq, kind, ref in txn.execute(_SINCE, {"low": low}):
+    for seq, kind, ref in _SINCE.rows(txn, {"low": low}):
         if seq == -1:
             pruned_below = int(ref)
         else:
