@@ -55,6 +55,10 @@ def _in(column, ids):
     return column.in_(sa.bindparam("ids", expanding=True)), {"ids": ids}
 
 
+# Provider x resource class arrays (kept column-major).
+_PER_CLASS = ("has_inv", "total", "reserved", "min_unit", "max_unit", "used",
+              "cap", "ratio", "step")
+
 class ProviderIndex:
     """Columnar provider state for one store. Thread-safe: every public
     method holds ``lock``; searches hold it while they read the arrays."""
@@ -133,10 +137,12 @@ class ProviderIndex:
         self.alive = pad(self.alive, False)
         self.parent = pad(self.parent, -1)
         self.root = pad(self.root, -1)
-        for name in ("has_inv", "total", "reserved", "min_unit", "max_unit",
-                     "used", "cap", "ratio"):
-            setattr(self, name, pad(getattr(self, name), 0))
-        self.step = pad(self.step, 1)
+        for name in _PER_CLASS:
+            fill = 1 if name == "step" else 0
+            # Column-major: a search reads whole columns (one class over
+            # every provider), contiguous this way.
+            setattr(self, name, np.asfortranarray(pad(getattr(self, name),
+                                                      fill)))
         self.bits = pad(self.bits, 0)
         self.uuids.extend([None] * extra)
         self.names.extend([None] * extra)
@@ -149,12 +155,12 @@ class ProviderIndex:
         col = len(self.col_rc)
         self.rc_col[rc_id] = col
         self.col_rc.append(rc_id)
-        for name in ("has_inv", "total", "reserved", "min_unit", "max_unit",
-                     "used", "cap", "ratio", "step"):
+        for name in _PER_CLASS:
             array = getattr(self, name)
             fill = 1 if name == "step" else 0
             extra = np.full((array.shape[0], 1), fill, array.dtype)
-            setattr(self, name, np.concatenate([array, extra], axis=1))
+            setattr(self, name, np.asfortranarray(
+                np.concatenate([array, extra], axis=1)))
         return col
 
     def _bit(self, trait_id):
