@@ -8,6 +8,7 @@ isolation level avoids InnoDB gap-lock deadlocks between claims.
 """
 
 import importlib.util
+import sqlite3
 
 import sqlalchemy as sa
 from sqlalchemy import event, pool
@@ -85,7 +86,15 @@ def _sqlite_engine(url, db):
     @event.listens_for(engine, "begin")
     def _begin(conn):
         write = conn.get_execution_options().get(WRITE_OPTION)
-        conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+        sql = "BEGIN IMMEDIATE" if write else "BEGIN"
+        # Straight on the driver (every transaction pays this; SQLAlchemy's
+        # execution path costs more than the statement), with its errors
+        # wrapped as SQLAlchemy would, for Store's retry rules.
+        try:
+            conn.connection.dbapi_connection.execute(sql)
+        except sqlite3.Error as exc:
+            raise sa.exc.DBAPIError.instance(
+                sql, (), exc, sqlite3.Error) from exc
 
     return engine
 
