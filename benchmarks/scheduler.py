@@ -3,6 +3,7 @@ weigher and the claim, on a fresh SQLite file.
 
     .venv/bin/python -m benchmarks.scheduler [--decisions 200]
         [--sizes 1000,5000,10000,100000] [--db URL]
+        [--change-feed redis://127.0.0.1:6379/0]
 
 Each cloud has N compute nodes, known to placement (VCPU 64, MEMORY_MB
 262144, DISK_GB 4096 root providers, in 10 aggregates) and to the host
@@ -47,8 +48,11 @@ TARGETS = {1000: ("p50_ms", 2.0), 5000: ("decisions_per_s", 1000.0),
            100000: ("p50_ms", 100.0)}
 
 
-def _store(url):
+def _store(url, change_feed=None):
     conf = databases.make_conf(url)
+    if change_feed:
+        conf.set_override("change_feed_url", change_feed,
+                          group="placement_database")
     store = store_mod.Store.open(conf)
     databases.wipe(store.engine)
     store.dispose()
@@ -99,8 +103,8 @@ def run_requests(scheduler, count, instances):
     return figures
 
 
-def scenario(url, n, decisions):
-    store = _store(url)
+def scenario(url, n, decisions, change_feed=None):
+    store = _store(url, change_feed)
     t0 = time.perf_counter()
     build(store, n)
     built = time.perf_counter() - t0
@@ -113,6 +117,7 @@ def scenario(url, n, decisions):
            "first_call_s": round(warm, 2),
            "single": run_requests(scheduler, decisions, 1),
            "multi10": run_requests(scheduler, max(3, decisions // 10), 10)}
+    out["syncs_skipped"] = scheduler.stats["syncs_skipped"]
     target = TARGETS.get(n)
     if target:
         key, bar = target
@@ -130,6 +135,9 @@ def main(argv=None):
     parser.add_argument("--decisions", type=int, default=200)
     parser.add_argument("--sizes", default="1000,5000,10000,100000")
     parser.add_argument("--db", help="database URL (default: SQLite file)")
+    parser.add_argument("--change-feed", metavar="REDIS_URL",
+                        help="announce and follow commits through this "
+                             "Redis change feed")
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",") if s]
     results = {}
@@ -140,11 +148,12 @@ def main(argv=None):
             tempfile.mkdtemp(prefix="gantt-bench-sched-"),
             "placement.sqlite")
         print(f"running {n} hosts", file=sys.stderr)
-        results[str(n)] = scenario(url, n, args.decisions)
+        results[str(n)] = scenario(url, n, args.decisions, args.change_feed)
     print(json.dumps({
         "benchmark": "select_destinations, embedded, claims included",
         "inputs": {"database": (args.db or "sqlite").split(":", 1)[0],
                    "decisions": args.decisions, "sizes": sizes,
+                   "change_feed": bool(args.change_feed),
                    "flavor": FLAVOR, "filters": "default",
                    "weighers": "all"},
         "cpu_count": os.cpu_count(),

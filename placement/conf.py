@@ -71,6 +71,27 @@ DATABASE_OPTS = [
         help="Times a write transaction is retried after a deadlock, a "
              "serialization failure or a lock timeout reported by the "
              "database."),
+    cfg.StrOpt(
+        "change_feed_url",
+        secret=True,
+        help="Redis URL (redis://host:6379/0) of the change feed. Set, "
+             "every process on this database announces its commits there, "
+             "and a scheduler reads the database's change logs before a "
+             "decision only when another process announced one (or "
+             "change_feed_max_age has passed). Unset, it reads them before "
+             "every decision. Needs the redis extra."),
+    cfg.StrOpt(
+        "change_feed_channel",
+        default="gantt-changes",
+        help="Redis channel of the change feed: one per database, so that "
+             "clouds sharing a Redis server use different channels."),
+    cfg.FloatOpt(
+        "change_feed_max_age",
+        default=1.0,
+        min=0.0,
+        help="Seconds a scheduler may go without reading the change logs "
+             "while the feed is quiet: a bound on how long a commit whose "
+             "announcement was lost stays unseen."),
 ]
 
 PLACEMENT_OPTS = [

@@ -146,12 +146,28 @@ class Scheduler:
 
     def sync(self):
         """Bring the host state table and the provider index up to date
-        in one read transaction (one round trip instead of two)."""
+        in one read transaction (one round trip instead of two). With a
+        change feed (placement.db.change_feed), only when another process
+        announced a commit since the last read, or the feed says to."""
         def both(txn):
             self.table.sync_in(txn)
             self.engine.index.sync_in(txn)
+        feed = self.store.change_feed
         with self.table.lock, self.engine.index.lock:
-            self.store.read(both, snapshot=True)
+            quiet = feed is not None and not feed.begin_read()
+            # This process's own writes that were not applied at commit
+            # (table.dirty, index.dirty) are read back whatever the feed.
+            if (quiet and self.table.loaded and self.engine.index.loaded
+                    and not self.table.dirty
+                    and not self.engine.index.dirty):
+                self.stats["syncs_skipped"] += 1
+                return
+            try:
+                self.store.read(both, snapshot=True)
+            except BaseException:
+                if feed is not None:
+                    feed.read_failed()
+                raise
 
 
 def _owner(spec, context):

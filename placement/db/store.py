@@ -23,8 +23,8 @@ import sqlalchemy as sa
 
 from placement import errors
 from placement.db import catalog as catalog_mod
+from placement.db import change_feed, fastsql, tables
 from placement.db import engine as engine_mod
-from placement.db import fastsql, tables
 
 LOG = logging.getLogger(__name__)
 
@@ -175,6 +175,8 @@ class Store:
         self._listeners = []
         self._commits = 0
         self._lock = threading.Lock()
+        # Redis announcements of commits, when configured.
+        self.change_feed = change_feed.open_feed(conf)
 
     @classmethod
     def open(cls, conf, engine=None):
@@ -187,6 +189,9 @@ class Store:
         return store
 
     def dispose(self):
+        if self.change_feed is not None:
+            self.change_feed.close()
+            self.change_feed = None
         self.engine.dispose()
 
     def clear_caches(self):
@@ -276,6 +281,8 @@ class Store:
         if changes.catalog:
             self.catalog.clear()
         if changes:
+            if self.change_feed is not None:
+                self.change_feed.publish()
             self._notify(changes)
             with self._lock:
                 self._commits += 1

@@ -100,6 +100,9 @@ class Simulation:
         self.conf.set_override("connection", url, "placement_database")
         self.conf.set_override("sync_on_startup", False,
                                "placement_database")
+        # A scratch database: its commits are nobody else's business
+        # (a production config's change feed would announce them).
+        self.conf.set_override("change_feed_url", None, "placement_database")
         first = store_mod.Store(self.conf)
         migration.sync(first.engine)
         self.stores = [first] + [store_mod.Store(self.conf)
@@ -125,6 +128,7 @@ class Simulation:
             store.dispose()
         self.conf.clear_override("connection", "placement_database")
         self.conf.clear_override("sync_on_startup", "placement_database")
+        self.conf.clear_override("change_feed_url", "placement_database")
         if self._tmp:
             shutil.rmtree(self._tmp, ignore_errors=True)
 

@@ -180,3 +180,19 @@ def test_an_empty_workload_reports_zeros():
     assert out["figures"]["first_failure"] is None
     assert out["timing"]["decision_ms"]["count"] == 0
     assert out["series"]["event"] == [0]
+
+
+def test_a_configured_change_feed_is_left_out_of_the_scratch_store(
+        tmp_path):
+    # An operator's production config may name a change feed: the
+    # simulator's scratch database must not announce its commits there.
+    path = tmp_path / "gantt.conf"
+    path.write_text("[placement_database]\n"
+                    "change_feed_url = redis://127.0.0.1:1/0\n")
+    conf = config.load(str(path))
+    sim = helpers.opened(_two_hosts(), conf)
+    try:
+        assert all(store.change_feed is None for store in sim.stores)
+    finally:
+        sim.close()
+    assert conf.placement_database.change_feed_url == "redis://127.0.0.1:1/0"

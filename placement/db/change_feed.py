@@ -1,0 +1,159 @@
+"""The change feed: processes on one database tell each other, through
+Redis, that they committed something.
+
+Without it a scheduler reads the change logs (one read transaction)
+before every decision, to catch what other processes wrote. With
+[placement_database] change_feed_url set, every store publishes a short
+message on a Redis channel after each commit that changed something,
+and listens on that channel. The read before a decision then happens
+only when another process announced a commit since the last read, while
+the subscription is not confirmed (starting, or Redis unreachable: then
+every decision reads, as without a feed), or when the last read is older
+than change_feed_max_age seconds. That last rule covers a message that
+never came: a process that died between its commit and its publish.
+
+A commit announced a moment after a decision started can only make that
+decision use a view one commit old, and the claim's generation checks
+catch that: nothing is over-committed, at worst a claim is retried.
+"""
+
+import logging
+import threading
+import time
+import uuid
+
+try:
+    import redis
+except ImportError:  # the redis extra is not installed
+    redis = None
+
+LOG = logging.getLogger(__name__)
+
+# How long the listener waits for a message before it looks whether it
+# was told to stop; and between two attempts to reach Redis.
+_POLL_S = 0.2
+_RETRY_S = 1.0
+
+
+class ChangeFeed:
+    """One process's end of the feed: publish its commits, note the
+    others'."""
+
+    def __init__(self, url, channel, max_age, clock=time.monotonic):
+        self.channel = channel
+        self.max_age = max_age
+        self._clock = clock
+        # Our own messages come back to us: the token tells them apart.
+        self._token = uuid.uuid4().hex.encode()
+        self._client = redis.Redis.from_url(
+            url, socket_connect_timeout=2, socket_timeout=2)
+        self._lock = threading.Lock()
+        self._subscribed = False
+        self._changed = True
+        self._last_read = None
+        self._warned = False
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._listen, daemon=True,
+                                        name="gantt-change-feed")
+        self._thread.start()
+
+    # -- this process -----------------------------------------------------
+
+    def publish(self):
+        """Announce a commit of this process (a failure is logged, not
+        raised: the others then read on their max_age rule)."""
+        try:
+            self._client.publish(self.channel, self._token)
+            self._warned = False
+        except redis.RedisError as exc:
+            if not self._warned:
+                LOG.warning("change feed: cannot publish to %s: %s",
+                            self.channel, exc)
+                self._warned = True
+
+    def begin_read(self):
+        """Whether the caller must read the database now; if so the
+        announcements so far count as read (one arriving during the read
+        makes the next call say yes again)."""
+        now = self._clock()
+        with self._lock:
+            fresh = (self._last_read is not None
+                     and now - self._last_read < self.max_age)
+            if self._subscribed and not self._changed and fresh:
+                return False
+            self._changed = False
+            self._last_read = now
+            return True
+
+    def read_failed(self):
+        """The read begin_read asked for did not happen."""
+        with self._lock:
+            self._changed = True
+
+    @property
+    def announced(self):
+        """Whether another process announced a commit (or the feed was
+        (re)joined) since the last read."""
+        with self._lock:
+            return self._changed
+
+    @property
+    def subscribed(self):
+        with self._lock:
+            return self._subscribed
+
+    def close(self):
+        self._stop.set()
+        self._thread.join(timeout=5)
+        self._client.close()
+
+    # -- the listener thread --------------------------------------------
+
+    def _listen(self):
+        while not self._stop.is_set():
+            pubsub = self._client.pubsub()
+            try:
+                pubsub.subscribe(self.channel)
+                while not self._stop.is_set():
+                    message = pubsub.get_message(timeout=_POLL_S)
+                    if message is not None:
+                        self._on_message(message)
+            except redis.RedisError as exc:
+                LOG.warning("change feed: lost %s (%s); reading the "
+                            "database before every decision until it is "
+                            "back", self.channel, exc)
+            finally:
+                self._lost()
+                try:
+                    pubsub.close()
+                except redis.RedisError:
+                    pass
+            self._stop.wait(_RETRY_S)
+
+    def _on_message(self, message):
+        with self._lock:
+            if message["type"] == "subscribe":
+                # Anything before this moment was missed: read once.
+                self._subscribed = True
+                self._changed = True
+            elif (message["type"] == "message"
+                  and message["data"] != self._token):
+                self._changed = True
+
+    def _lost(self):
+        with self._lock:
+            self._subscribed = False
+            self._changed = True
+
+
+def open_feed(conf):
+    """The feed [placement_database] configures, or None."""
+    db = conf.placement_database
+    if not db.change_feed_url:
+        return None
+    if redis is None:
+        raise RuntimeError(
+            "[placement_database] change_feed_url is set but the redis "
+            "package is missing: pip install 'gantt[redis]'")
+    return ChangeFeed(db.change_feed_url, db.change_feed_channel,
+                      db.change_feed_max_age)
