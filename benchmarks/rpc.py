@@ -5,6 +5,7 @@ of gantt-scheduler, called as a Nova conductor calls it.
         [--processes 1,4] [--calls 400] [--clients N]
         [--transport-url rabbit://guest:guest@127.0.0.1:5672/]
         [--db URL] [--spec-form nova|gantt]
+        [--change-feed redis://127.0.0.1:6379/0]
 
 Per size, the cloud of benchmarks.scheduler (N compute nodes of 64 vCPUs,
 256 GB, 4 TB in 10 aggregates, half in a second cell) is built once in a
@@ -113,7 +114,8 @@ class Service:
     """One gantt-scheduler process (and its workers) on a topic and
     exchange of its own."""
 
-    def __init__(self, workdir, transport_url, db_url, workers):
+    def __init__(self, workdir, transport_url, db_url, workers,
+                 change_feed=None):
         tag = uuid.uuid4().hex[:12]
         self.topic = "gantt-bench-" + tag
         self.exchange = "gantt-bench-" + tag
@@ -121,6 +123,8 @@ class Service:
         self.workers = workers
         self.log = os.path.join(workdir, "gantt-scheduler.log")
         self.config = os.path.join(workdir, "gantt.conf")
+        feed_line = (f"change_feed_url = {change_feed}" if change_feed
+                     else "")
         with open(self.config, "w") as f:
             f.write(textwrap.dedent(f"""\
                 [DEFAULT]
@@ -136,6 +140,7 @@ class Service:
                 [placement_database]
                 connection = {db_url}
                 sync_on_startup = false
+                {feed_line}
                 [oslo_messaging_rabbit]
                 amqp_auto_delete = true
                 rabbit_transient_queues_ttl = {QUEUE_TTL}
@@ -339,7 +344,8 @@ def run(args, db_url, workers, placed, workdir):
     """One service with ``workers`` processes: its figures."""
     threads = args.clients or 2 * workers
     spec_of = _spec_maker(args.spec_form)
-    service = Service(workdir, args.transport_url, db_url, workers)
+    service = Service(workdir, args.transport_url, db_url, workers,
+                      args.change_feed)
     client = None
     out = {"processes": workers, "clients": threads,
            "instances_before": placed}
@@ -438,6 +444,9 @@ def main(argv=None):
                         default="rabbit://guest:guest@127.0.0.1:5672/")
     parser.add_argument("--db", help="database URL, wiped per size "
                         "(default: a fresh SQLite file per size)")
+    parser.add_argument("--change-feed", metavar="REDIS_URL",
+                        help="[placement_database] change_feed_url of the "
+                             "service")
     parser.add_argument("--spec-form", choices=("nova", "gantt"),
                         default="nova",
                         help="spec_obj as a Nova RequestSpec primitive "
@@ -466,6 +475,7 @@ def main(argv=None):
                    "clients": args.clients or "2 per process",
                    "warmup_calls_per_process": WARMUP_PER_WORKER,
                    "spec_form": args.spec_form, "flavor": FLAVOR,
+                   "change_feed": bool(args.change_feed),
                    "filters": "default", "weighers": "default (all)"},
         "cpu_count": os.cpu_count(),
         "python": platform.python_version(),

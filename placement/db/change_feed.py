@@ -4,8 +4,9 @@ Redis, that they committed something.
 Without it a scheduler reads the change logs (one read transaction)
 before every decision, to catch what other processes wrote. With
 [placement_database] change_feed_url set, every store publishes a short
-message on a Redis channel after each commit that changed something,
-and listens on that channel. The read before a decision then happens
+message on a Redis channel after each commit that changed something
+(from a thread of its own: a commit never waits on Redis), and listens
+on that channel. The read before a decision then happens
 only when another process announced a commit since the last read, while
 the subscription is not confirmed (starting, or Redis unreachable: then
 every decision reads, as without a feed), or when the last read is older
@@ -53,23 +54,22 @@ class ChangeFeed:
         self._last_read = None
         self._warned = False
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._listen, daemon=True,
-                                        name="gantt-change-feed")
-        self._thread.start()
+        self._commits = threading.Event()
+        self._threads = [
+            threading.Thread(target=self._listen, daemon=True,
+                             name="gantt-change-feed-listen"),
+            threading.Thread(target=self._publish, daemon=True,
+                             name="gantt-change-feed-publish")]
+        for thread in self._threads:
+            thread.start()
 
     # -- this process -----------------------------------------------------
 
     def publish(self):
-        """Announce a commit of this process (a failure is logged, not
-        raised: the others then read on their max_age rule)."""
-        try:
-            self._client.publish(self.channel, self._token)
-            self._warned = False
-        except redis.RedisError as exc:
-            if not self._warned:
-                LOG.warning("change feed: cannot publish to %s: %s",
-                            self.channel, exc)
-                self._warned = True
+        """Announce a commit of this process. The message leaves from a
+        thread of its own, so that a commit never waits on Redis; commits
+        made while one is on its way share the next message."""
+        self._commits.set()
 
     def begin_read(self):
         """Whether the caller must read the database now; if so the
@@ -104,10 +104,26 @@ class ChangeFeed:
 
     def close(self):
         self._stop.set()
-        self._thread.join(timeout=5)
+        for thread in self._threads:
+            thread.join(timeout=5)
         self._client.close()
 
-    # -- the listener thread --------------------------------------------
+    # -- the threads ----------------------------------------------------
+
+    def _publish(self):
+        while not self._stop.is_set():
+            if not self._commits.wait(_POLL_S):
+                continue
+            self._commits.clear()
+            try:
+                self._client.publish(self.channel, self._token)
+                self._warned = False
+            except redis.RedisError as exc:
+                # The others read on their max_age rule meanwhile.
+                if not self._warned:
+                    LOG.warning("change feed: cannot publish to %s: %s",
+                                self.channel, exc)
+                    self._warned = True
 
     def _listen(self):
         while not self._stop.is_set():
