@@ -57,8 +57,19 @@ def normalize(values, minval=None, maxval=None):
     values = np.asarray(values, np.float64)
     if not len(values):
         return values
-    low = values.min() if minval is None else float(minval)
-    high = values.max() if maxval is None else float(maxval)
-    if high == low:
-        return np.zeros(len(values))
-    return (values - low) / (high - low)
+    return normalize_lines(values[None, :], [minval], [maxval])[0]
+
+
+def normalize_lines(values, minvals, maxvals):
+    """normalize() for each line of a 2-D array at once (one weigher per
+    line), with each line's minval and maxval (None: the line's own
+    minimum or maximum)."""
+    low = np.array([np.nan if v is None else float(v) for v in minvals])
+    high = np.array([np.nan if v is None else float(v) for v in maxvals])
+    low = np.where(np.isnan(low), values.min(axis=1), low)
+    high = np.where(np.isnan(high), values.max(axis=1), high)
+    span = high - low
+    flat = span == 0
+    out = (values - low[:, None]) / np.where(flat, 1.0, span)[:, None]
+    out[flat] = 0.0
+    return out

@@ -4,9 +4,10 @@ weight_classes`` names.
 
 Per weigher, as Nova's weight handler does: the raw values are clamped
 to the weigher's minval/maxval where it sets them, normalised to [0, 1]
-over the candidates (weighers.base.normalize), multiplied by the
-per-row multiplier and added to the total. With one candidate or none
-Nova weighs nothing (every weight stays 0) and neither do we.
+over the candidates (weighers.base.normalize, every weigher at once),
+multiplied by the per-row multiplier and added to the total. With one
+candidate or none Nova weighs nothing (every weight stays 0) and
+neither do we.
 """
 
 import numpy as np
@@ -45,25 +46,19 @@ def weigh(request, rows, weighers, explain=False):
         raws.append(weigher.raw(request, rows))
     if not used:
         return total, details
-    # One weigher per line: min-max normalised all at once (as
-    # base.normalize does per weigher).
+    # One weigher per line, normalised all at once.
     raw = np.array(raws, np.float64).reshape(len(used), len(rows))
-    low = np.array([np.nan if w.minval is None else float(w.minval)
-                    for w in used])
-    high = np.array([np.nan if w.maxval is None else float(w.maxval)
-                     for w in used])
+    minvals = [w.minval for w in used]
+    maxvals = [w.maxval for w in used]
     bounded = raw
-    if not (np.isnan(low).all() and np.isnan(high).all()):
+    if any(v is not None for v in minvals + maxvals):
         # Nova keeps raw values within the weigher's bounds first, so
         # that e.g. overcommitted (negative) free RAM counts as none.
-        bounded = np.clip(raw, np.where(np.isnan(low), -np.inf, low)[:, None],
-                          np.where(np.isnan(high), np.inf, high)[:, None])
-    low = np.where(np.isnan(low), bounded.min(axis=1), low)
-    high = np.where(np.isnan(high), bounded.max(axis=1), high)
-    span = high - low
-    flat = span == 0
-    normalized = (bounded - low[:, None]) / np.where(flat, 1.0, span)[:, None]
-    normalized[flat] = 0.0
+        bounded = np.clip(
+            raw, np.array([-np.inf if v is None else v
+                           for v in minvals])[:, None],
+            np.array([np.inf if v is None else v for v in maxvals])[:, None])
+    normalized = base.normalize_lines(bounded, minvals, maxvals)
     for k, multiplier in enumerate(multipliers):
         weighted = multiplier * normalized[k]
         total += weighted
