@@ -113,6 +113,11 @@ def _int(value):
         return 0
 
 
+def _pci_count(node):
+    """Devices in a node record's PCI pools."""
+    return sum(_int(pool.get("count")) for pool in node.pci_device_pools or ())
+
+
 def _float(value):
     try:
         return float(value)
@@ -389,8 +394,7 @@ class HostStateTable:
         self.ram_allocation_ratio[row] = node.ram_allocation_ratio
         self.disk_allocation_ratio[row] = node.disk_allocation_ratio
         self.failed_builds[row] = node.failed_builds
-        self.pci_devices[row] = sum(_int(pool.get("count"))
-                                    for pool in node.pci_device_pools or ())
+        self.pci_devices[row] = _pci_count(node)
         self.hypervisor_type[row] = self.hypervisor_types.code(
             node.hypervisor_type)
         self.hypervisor_version[row] = node.hypervisor_version or 0
@@ -625,8 +629,7 @@ class HostStateTable:
         (scheduler.host_devices), or the record from before that. Stands
         until the node reports again, as consume() does."""
         self.nodes[row] = node
-        self.pci_devices[row] = sum(_int(pool.get("count"))
-                                    for pool in node.pci_device_pools or ())
+        self.pci_devices[row] = _pci_count(node)
         self.consumed_generation[row] = self.generation[row]
         self.version += 1
 

@@ -28,19 +28,22 @@ def get(tree, *path):
     return tree
 
 
-def fmt(value, unit="count"):
-    """A value for people: fractions as %, floats to a sensible width."""
+def fmt(value, unit="count", signed=False):
+    """A value for people: fractions as %, floats to a sensible width.
+    ``signed``: a difference, with its sign; a difference of two shares
+    is in percentage points, not %."""
     if value is None:
         return "-"
     if isinstance(value, str):
         return value
+    sign = "+" if signed else ""
     if unit == "fraction":
-        return f"{value * 100:.1f}%"
+        return f"{value * 100:{sign}.1f}" + (" pp" if signed else "%")
     if isinstance(value, float):
         small = 0 < abs(value) < 1
-        text = f"{value:.3g}" if small else f"{value:.2f}"
+        text = f"{value:{sign}.3g}" if small else f"{value:{sign}.2f}"
     else:
-        text = str(value)
+        text = f"{value:+d}" if signed else str(value)
     return text + UNIT_SUFFIX.get(unit, "")
 
 
@@ -121,6 +124,16 @@ def keys(reports, *path):
     return list(keys)
 
 
+def _utilisation_axes(ax, use_time):
+    """Axes, title and legend of a utilisation-over-time plot (one run's
+    or a comparison's)."""
+    _percent_axis(ax)
+    ax.set_title("Utilisation per resource class")
+    ax.set_xlabel(_x_label(use_time))
+    ax.set_ylabel("used (% of capacity)")
+    _legend(ax, outside=True)
+
+
 def _percent_axis(ax):
     # A little headroom so a line at 100% is not cut in half.
     ax.set_ylim(0, 102)
@@ -193,11 +206,7 @@ def _plot_utilisation(report):
     if failure is not None:
         ax.axvline(failure, color="0.2", linestyle=":",
                    label="first NoValidHost")
-    _percent_axis(ax)
-    ax.set_title("Utilisation per resource class")
-    ax.set_xlabel(_x_label(use_time))
-    ax.set_ylabel("used (% of capacity)")
-    _legend(ax, outside=True)
+    _utilisation_axes(ax, use_time)
     return fig
 
 
@@ -350,11 +359,7 @@ def _compare_utilisation(reports, labels):
         ax.plot([], [], color="0.2", linestyle=style, label=label)
     if not any(s["event"] for s in serieses):
         _no_samples(ax, "no samples: neither run had events")
-    _percent_axis(ax)
-    ax.set_title("Utilisation per resource class")
-    ax.set_xlabel(_x_label(use_time))
-    ax.set_ylabel("used (% of capacity)")
-    _legend(ax, outside=True)
+    _utilisation_axes(ax, use_time)
     return fig
 
 

@@ -16,7 +16,6 @@ import json
 import os
 
 from scheduler.simulation import plots
-from scheduler.simulation.plots import UNIT_SUFFIX as _UNIT_SUFFIX
 from scheduler.simulation.plots import fmt as _fmt
 from scheduler.simulation.plots import get as _get
 from scheduler.simulation.plots import keys as _keys
@@ -75,20 +74,6 @@ def _number(value):
 
 
 # -- formatting ------------------------------------------------------------
-
-
-def _fmt_diff(value, unit):
-    if value is None:
-        return "-"
-    if unit == "fraction":
-        # A difference of two shares is in percentage points, not %.
-        return f"{value * 100:+.1f} pp"
-    if isinstance(value, float):
-        small = 0 < abs(value) < 1
-        text = f"{value:+.3g}" if small else f"{value:+.2f}"
-    else:
-        text = f"{value:+d}"
-    return text + _UNIT_SUFFIX.get(unit, "")
 
 
 def _fmt_relative(value):
@@ -358,7 +343,7 @@ def _compare_html(table, images):
     inputs = [(key, _fmt(ia.get(key)), _fmt(ib.get(key)))
               for key in _INPUT_KEYS]
     diffs = [(name, _fmt(row["a"], row["unit"]), _fmt(row["b"], row["unit"]),
-              _fmt_diff(row["diff"], row["unit"]),
+              _fmt(row["diff"], row["unit"], signed=True),
               _fmt_relative(row["relative"]))
              for name, row in table["rows"].items()]
     parts = [
@@ -507,7 +492,7 @@ def compare_summary(table):
     header = ("figure", la, lb, f"{lb} - {la}", "change")
     lines = [
         (name, _fmt(row["a"], row["unit"]), _fmt(row["b"], row["unit"]),
-         _fmt_diff(row["diff"], row["unit"]),
+         _fmt(row["diff"], row["unit"], signed=True),
          _fmt_relative(row["relative"]))
         for name, row in table["rows"].items()]
     width = [max(len(r[i]) for r in (header, *lines)) for i in range(5)]
