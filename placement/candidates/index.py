@@ -22,6 +22,7 @@ until they show up or time out (a rolled-back transaction never shows up).
 A stale index can only propose a candidate that the claim then refuses.
 """
 
+import math
 import threading
 import time
 
@@ -55,9 +56,13 @@ def _in(column, ids):
     return column.in_(sa.bindparam("ids", expanding=True)), {"ids": ids}
 
 
-# Provider x resource class arrays (kept column-major).
+# Provider x resource class arrays (kept column-major), and the value
+# new cells start with where it is not 0.
 _PER_CLASS = ("has_inv", "total", "reserved", "min_unit", "max_unit", "used",
-              "cap", "ratio", "step")
+              "cap", "ratio", "step", "room")
+# ``room`` of a cell without inventory: no amount fits.
+NO_ROOM = -(2 ** 62)
+_FILL = {"step": 1, "room": NO_ROOM}
 
 class ProviderIndex:
     """Columnar provider state for one store. Thread-safe: every public
@@ -98,6 +103,10 @@ class ProviderIndex:
         self.ratio = np.zeros((0, 0), np.float64)
         self.used = np.zeros((0, 0), np.int64)
         self.cap = np.zeros((0, 0), np.float64)  # (total - reserved) * ratio
+        # The largest amount one allocation can still take: the lower of
+        # floor(cap) - used and max_unit (NO_ROOM without inventory).
+        # Kept with ``used``, so that a search compares one array.
+        self.room = np.full((0, 0), NO_ROOM, np.int64)
         self.trait_bit = {}  # trait id -> bit number
         self.bits = np.zeros((0, 1), np.uint64)
         self.agg_rows = {}  # aggregate uuid -> set of rows
@@ -138,7 +147,7 @@ class ProviderIndex:
         self.parent = pad(self.parent, -1)
         self.root = pad(self.root, -1)
         for name in _PER_CLASS:
-            fill = 1 if name == "step" else 0
+            fill = _FILL.get(name, 0)
             # Column-major: a search reads whole columns (one class over
             # every provider), contiguous this way.
             setattr(self, name, np.asfortranarray(pad(getattr(self, name),
@@ -157,7 +166,7 @@ class ProviderIndex:
         self.col_rc.append(rc_id)
         for name in _PER_CLASS:
             array = getattr(self, name)
-            fill = 1 if name == "step" else 0
+            fill = _FILL.get(name, 0)
             extra = np.full((array.shape[0], 1), fill, array.dtype)
             setattr(self, name, np.asfortranarray(
                 np.concatenate([array, extra], axis=1)))
@@ -243,6 +252,9 @@ class ProviderIndex:
                     self.dirty.add(rp_id)
                 else:
                     self.used[row, col] += delta
+                    self.room[row, col] = min(
+                        math.floor(self.cap[row, col]) - self.used[row, col],
+                        self.max_unit[row, col])
             self.dirty.update(changes.providers)
             self.dirty.update(changes.deleted)
             self.version += 1
@@ -319,6 +331,7 @@ class ProviderIndex:
             col = self.rc_col.get(r.resource_class_id)
             if row is not None and col is not None:
                 self.used[row, col] = int(r.used)
+        self._set_room(list(rows.values()))
         for r in trait_rows:
             row = rows[r.resource_provider_id]
             bit = self._bit(r.trait_id)
@@ -331,6 +344,13 @@ class ProviderIndex:
         self.version += 1
         self.structure_version += 1
         self._derived = {}
+
+    def _set_room(self, rows):
+        """Recompute ``room`` on these rows, every class."""
+        cap = np.floor(self.cap[rows]).astype(np.int64)
+        self.room[rows] = np.where(
+            self.has_inv[rows],
+            np.minimum(cap - self.used[rows], self.max_unit[rows]), NO_ROOM)
 
     def _link(self, found):
         """Parent and root rows (once every provider of the batch has one)."""
@@ -365,6 +385,7 @@ class ProviderIndex:
         self.alive[row] = False
         self.has_inv[row] = False
         self.used[row] = 0
+        self.room[row] = NO_ROOM
         self.bits[row] = 0
         self.parent[row] = -1
         self.root[row] = -1
@@ -392,6 +413,19 @@ class ProviderIndex:
         if value is None:
             value = self._derived[key] = build()
         return value
+
+    def fits(self, col, amount):
+        """Rows whose inventory of column ``col`` can take ``amount`` (at
+        least 1, as placement asks) in one allocation: capacity,
+        max_unit, min_unit and step size."""
+        n = self.size
+        ok = self.room[:n, col] >= amount
+        if not self.derived(("plain_units", col), lambda: not (
+                self.has_inv[:n, col] & ((self.min_unit[:n, col] > 1)
+                                         | (self.step[:n, col] != 1))).any()):
+            ok &= ((self.min_unit[:n, col] <= amount)
+                   & (amount % self.step[:n, col] == 0))
+        return ok
 
     def trait_mask(self, trait_ids):
         """uint64 words with the bits of ``trait_ids`` (unknown to the index:

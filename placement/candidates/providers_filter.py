@@ -45,11 +45,7 @@ def matching_ids(index, filters, names):
         col = index.rc_col.get(names.rc(rc))
         if col is None:
             return []
-        mask &= (index.has_inv[:n, col]
-                 & (index.used[:n, col] + amount <= index.cap[:n, col])
-                 & (index.min_unit[:n, col] <= amount)
-                 & (index.max_unit[:n, col] >= amount)
-                 & (amount % index.step[:n, col] == 0))
+        mask &= index.fits(col, amount)
     for any_of in filters.required_traits:
         mask &= index.has_any_trait(names.traits(any_of))
     if filters.forbidden_traits:

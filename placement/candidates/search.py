@@ -83,13 +83,7 @@ class Search:
     def fits(self, col, amount):
         """Providers whose inventory of the column can take ``amount`` on
         its own: capacity, min_unit, max_unit and step size."""
-        ix = self.index
-        n = self.n
-        return (ix.has_inv[:n, col]
-                & (ix.used[:n, col] + amount <= ix.cap[:n, col])
-                & (ix.min_unit[:n, col] <= amount)
-                & (ix.max_unit[:n, col] >= amount)
-                & (amount % ix.step[:n, col] == 0))
+        return self.index.fits(col, amount)
 
     def has_all(self, any_sets):
         mask = self.alive.copy()

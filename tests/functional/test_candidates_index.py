@@ -147,6 +147,62 @@ def test_own_allocation_is_applied_without_reloading(store, make_engine):
     assert e.loads.take() == []
 
 
+def _fits_from_scratch(index, col, amount):
+    """What index.fits must answer, from the inventory columns alone."""
+    n = index.size
+    return (index.has_inv[:n, col]
+            & (index.used[:n, col] + amount <= index.cap[:n, col])
+            & (index.min_unit[:n, col] <= amount)
+            & (index.max_unit[:n, col] >= amount)
+            & (amount % index.step[:n, col] == 0))
+
+
+def test_fits_follows_usage_units_and_fractional_ratios(store, make_engine):
+    # Capacities 7.5 (ratio 1.5), max_unit 3, step 2 with min_unit 2.
+    uuids = _cloud(
+        store,
+        frac=ref.Provider(inventory={"VCPU": ref.Inv(
+            5, allocation_ratio=1.5)}),
+        capped=ref.Provider(inventory={"VCPU": ref.Inv(16, max_unit=3)}),
+        stepped=ref.Provider(inventory={"VCPU": ref.Inv(
+            16, min_unit=2, step_size=2)}),
+        none=ref.Provider(inventory={"DISK_GB": ref.Inv(10)}))
+    e = make_engine(uuids)
+    e.find(VCPU3)
+    index = e.engine.index
+
+    def check():
+        for c in range(len(index.col_rc)):
+            for amount in range(1, 10):
+                assert (index.fits(c, amount)
+                        == _fits_from_scratch(index, c, amount)).all(), (
+                    c, amount)
+
+    check()
+    assert e.hosts(request({"VCPU": 7})) == {("frac",)}
+    assert e.hosts(request({"VCPU": 8})) == {("stepped",)}
+    assert e.hosts(request({"VCPU": 3})) == {("frac",), ("capped",)}
+    assert e.hosts(request({"VCPU": 2})) == {
+        ("frac",), ("capped",), ("stepped",)}
+    # Usage from this process's commits moves room with it.
+    _allocate(store, uuids["frac"], VCPU=3)
+    _allocate(store, uuids["stepped"], VCPU=14)
+    check()
+    assert e.hosts(request({"VCPU": 4})) == {("frac",)}
+    assert e.hosts(request({"VCPU": 5})) == set()
+    assert e.hosts(request({"VCPU": 2})) == {
+        ("frac",), ("capped",), ("stepped",)}
+    assert e.hosts(request({"VCPU": 3})) == {("frac",), ("capped",)}
+    # An inventory change reloads the provider: room is computed again.
+    inventories.replace_all(store, uuids["stepped"], None, [
+        inventories.Inventory("VCPU", 32, min_unit=2, step_size=2)])
+    check()
+    assert ("stepped",) in e.hosts(request({"VCPU": 18}))
+    # A deleted provider has no room left.
+    providers.delete(store, uuids["none"])
+    check()
+
+
 def test_own_inventory_trait_and_aggregate_writes(store, make_engine):
     uuids = _cloud(store, cn1=ref.Provider(inventory=_vcpu(2)),
                    ss=ref.Provider(inventory={"DISK_GB": ref.Inv(100)},
