@@ -79,7 +79,9 @@ DATABASE_OPTS = [
              "and a scheduler reads the database's change logs before a "
              "decision only when another process announced one (or "
              "change_feed_max_age has passed). Unset, it reads them before "
-             "every decision. Needs the redis extra."),
+             "every decision (on SQLite, only when the database's "
+             "data_version says another connection committed). Needs the "
+             "redis extra."),
     cfg.StrOpt(
         "change_feed_channel",
         default="gantt-changes",

@@ -81,6 +81,7 @@ class Scheduler:
         self.clock = clock
         self._lock = threading.Lock()
         self._host_row_map = (None, None)
+        self._watches = self.store.open_watches()
         # Claim attempts and lost claims (capacity taken by another
         # writer since the view was read), with the time the lost ones
         # took: what the simulator reports as conflicts and waste.
@@ -146,17 +147,21 @@ class Scheduler:
 
     def sync(self):
         """Bring the host state table and the provider index up to date
-        in one read transaction (one round trip instead of two). With a
-        change feed (placement.db.change_feed), only when another process
-        announced a commit since the last read, or the feed says to."""
+        in one read transaction (one round trip instead of two); skipped
+        when the store's watches (Store.open_watches: SQLite's
+        data_version, a change feed) all say nobody else committed since
+        the last read."""
         def both(txn):
             self.table.sync_in(txn)
             self.engine.index.sync_in(txn)
-        feed = self.store.change_feed
+        watches = self._watches
         with self.table.lock, self.engine.index.lock:
-            quiet = feed is not None and not feed.begin_read()
+            # Every watch is asked: each counts what it saw as read.
+            must = [watch.begin_read() for watch in watches]
+            quiet = bool(watches) and not any(must)
             # This process's own writes that were not applied at commit
-            # (table.dirty, index.dirty) are read back whatever the feed.
+            # (table.dirty, index.dirty) are read back whatever the
+            # watches say.
             if (quiet and self.table.loaded and self.engine.index.loaded
                     and not self.table.dirty
                     and not self.engine.index.dirty):
@@ -165,8 +170,8 @@ class Scheduler:
             try:
                 self.store.read(both, snapshot=True)
             except BaseException:
-                if feed is not None:
-                    feed.read_failed()
+                for watch in watches:
+                    watch.read_failed()
                 raise
 
 

@@ -1,8 +1,10 @@
 """The change feed: processes on one database tell each other, through
 Redis, that they committed something.
 
-Without it a scheduler reads the change logs (one read transaction)
-before every decision, to catch what other processes wrote. With
+Without it a scheduler on PostgreSQL or MySQL reads the change logs (one
+read transaction) before every decision, to catch what other processes
+wrote (on SQLite the database's data_version tells it when to:
+placement.db.data_version). With
 [placement_database] change_feed_url set, every store publishes a short
 message on a Redis channel after each commit that changed something
 (from a thread of its own: a commit never waits on Redis), and listens
@@ -22,6 +24,7 @@ import logging
 import threading
 import time
 import uuid
+import weakref
 
 try:
     import redis
@@ -51,7 +54,7 @@ class ChangeFeed:
         self._lock = threading.Lock()
         self._subscribed = False
         self._changed = True
-        self._last_read = None
+        self._watches = weakref.WeakSet()  # of each reader's FeedWatch
         self._warned = False
         self._stop = threading.Event()
         self._commits = threading.Event()
@@ -71,29 +74,18 @@ class ChangeFeed:
         made while one is on its way share the next message."""
         self._commits.set()
 
-    def begin_read(self):
-        """Whether the caller must read the database now; if so the
-        announcements so far count as read (one arriving during the read
-        makes the next call say yes again)."""
-        now = self._clock()
+    def watch(self):
+        """A FeedWatch for one reader (each reader needs its own: one
+        reader's read does not bring another's cache up to date)."""
+        watch = FeedWatch(self)
         with self._lock:
-            fresh = (self._last_read is not None
-                     and now - self._last_read < self.max_age)
-            if self._subscribed and not self._changed and fresh:
-                return False
-            self._changed = False
-            self._last_read = now
-            return True
-
-    def read_failed(self):
-        """The read begin_read asked for did not happen."""
-        with self._lock:
-            self._changed = True
+            self._watches.add(watch)
+        return watch
 
     @property
     def announced(self):
         """Whether another process announced a commit (or the feed was
-        (re)joined) since the last read."""
+        (re)joined) since a reader last read."""
         with self._lock:
             return self._changed
 
@@ -151,15 +143,50 @@ class ChangeFeed:
             if message["type"] == "subscribe":
                 # Anything before this moment was missed: read once.
                 self._subscribed = True
-                self._changed = True
+                self._mark_changed()
             elif (message["type"] == "message"
                   and message["data"] != self._token):
-                self._changed = True
+                self._mark_changed()
 
     def _lost(self):
         with self._lock:
             self._subscribed = False
-            self._changed = True
+            self._mark_changed()
+
+    def _mark_changed(self):
+        self._changed = True
+        for watch in self._watches:
+            watch.changed = True
+
+
+class FeedWatch:
+    """One reader's end of a ChangeFeed: whether it must read now."""
+
+    def __init__(self, feed):
+        self.feed = feed
+        self.changed = True  # guarded by the feed's lock
+        self._last_read = None
+
+    def begin_read(self):
+        """Whether the reader must read the database now; if so the
+        announcements so far count as read (one arriving during the read
+        makes the next call say yes again)."""
+        feed = self.feed
+        now = feed._clock()
+        with feed._lock:
+            fresh = (self._last_read is not None
+                     and now - self._last_read < feed.max_age)
+            if feed._subscribed and not self.changed and fresh:
+                return False
+            self.changed = False
+            feed._changed = False
+            self._last_read = now
+            return True
+
+    def read_failed(self):
+        """The read begin_read asked for did not happen."""
+        with self.feed._lock:
+            self.changed = True
 
 
 def open_feed(conf):

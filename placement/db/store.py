@@ -23,7 +23,7 @@ import sqlalchemy as sa
 
 from placement import errors
 from placement.db import catalog as catalog_mod
-from placement.db import change_feed, fastsql, tables
+from placement.db import change_feed, data_version, fastsql, tables
 from placement.db import engine as engine_mod
 
 LOG = logging.getLogger(__name__)
@@ -193,6 +193,23 @@ class Store:
             self.change_feed.close()
             self.change_feed = None
         self.engine.dispose()
+
+    def open_watches(self):
+        """For one reader of the change logs (a cache of this process
+        that follows the database): the watches that can tell it when no
+        read is needed. Each has begin_read() (whether to read now) and
+        read_failed(). The reader may skip the read only when every
+        watch says so, and there is at least one: on SQLite the
+        database's own data_version (placement.db.data_version); with a
+        change feed configured, the feed (placement.db.change_feed).
+        Elsewhere without a feed: none, read every time."""
+        watches = []
+        version = data_version.open_watch(self.engine)
+        if version is not None:
+            watches.append(version)
+        if self.change_feed is not None:
+            watches.append(self.change_feed.watch())
+        return watches
 
     def clear_caches(self):
         self.catalog.clear()

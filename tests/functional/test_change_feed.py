@@ -134,15 +134,24 @@ def test_unreachable_redis_reads_every_time(stores):
     s.close()
 
 
-def test_without_a_feed_nothing_changes(tmp_path):
-    store = store_mod.Store.open(databases.make_conf(
-        f"sqlite:///{tmp_path}/placement.sqlite"))
-    try:
-        assert store.change_feed is None
-        s = scheduler_on(store)
-        s.sync()
-        s.sync()
-        assert s.stats["syncs_skipped"] == 0
-        s.close()
-    finally:
-        store.dispose()
+def test_each_reader_of_a_store_reads_what_was_announced(stores):
+    # Two readers on one store, one feed: one reader's read does not
+    # bring the other's caches up to date, so each is told to read.
+    ours, theirs = stores(), stores()
+    wait_for(lambda: ours.change_feed.subscribed)
+    first, second = ours.change_feed.watch(), ours.change_feed.watch()
+    assert first.begin_read() and second.begin_read()
+    assert not first.begin_read() and not second.begin_read()
+    add_host(theirs, "n0")
+    wait_for(lambda: ours.change_feed.announced)
+    assert first.begin_read()
+    assert not first.begin_read()
+    assert second.begin_read()
+    assert not second.begin_read()
+    # A read that failed is asked for again.
+    add_host(theirs, "n1")
+    wait_for(lambda: ours.change_feed.announced)
+    assert first.begin_read()
+    first.read_failed()
+    assert first.begin_read()
+    assert not first.begin_read()
