@@ -65,6 +65,16 @@ DATABASE_OPTS = [
                  ("FULL", "every commit is synced to disk")],
         help="SQLite synchronous pragma."),
     cfg.IntOpt(
+        "sqlite_checkpoint_every",
+        default=100,
+        min=0,
+        help="SQLite file databases: copy the write-ahead log back into the "
+             "database from a background thread of each process, after "
+             "this many of its commits (or a second after its last one), "
+             "instead of inside whichever commit finds the log past 1,000 "
+             "pages (that commit then takes 15-20 ms). 0: leave "
+             "checkpoints to SQLite."),
+    cfg.IntOpt(
         "db_retry_count",
         default=10,
         min=0,

@@ -71,6 +71,9 @@ def _sqlite_engine(url, db):
         kwargs["poolclass"] = pool.StaticPool
     engine = sa.create_engine(url, **kwargs)
     synchronous = db.sqlite_synchronous
+    # Checkpoints come from the store's own thread (placement.db.
+    # checkpointer) unless the configuration leaves them to SQLite.
+    background_checkpoints = not memory and db.sqlite_checkpoint_every > 0
 
     @event.listens_for(engine, "connect")
     def _pragmas(dbapi_conn, record):
@@ -81,6 +84,8 @@ def _sqlite_engine(url, db):
             cur.execute("PRAGMA journal_mode=WAL")
         cur.execute("PRAGMA foreign_keys=ON")
         cur.execute("PRAGMA synchronous=%s" % synchronous)
+        if background_checkpoints:
+            cur.execute("PRAGMA wal_autocheckpoint=0")
         cur.close()
 
     @event.listens_for(engine, "begin")

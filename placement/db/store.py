@@ -23,7 +23,13 @@ import sqlalchemy as sa
 
 from placement import errors
 from placement.db import catalog as catalog_mod
-from placement.db import change_feed, data_version, fastsql, tables
+from placement.db import (
+    change_feed,
+    checkpointer,
+    data_version,
+    fastsql,
+    tables,
+)
 from placement.db import engine as engine_mod
 
 LOG = logging.getLogger(__name__)
@@ -177,6 +183,8 @@ class Store:
         self._lock = threading.Lock()
         # Redis announcements of commits, when configured.
         self.change_feed = change_feed.open_feed(conf)
+        # SQLite WAL checkpoints off the commit path, when configured.
+        self.checkpointer = checkpointer.open_checkpointer(conf, self.engine)
 
     @classmethod
     def open(cls, conf, engine=None):
@@ -192,6 +200,8 @@ class Store:
         if self.change_feed is not None:
             self.change_feed.close()
             self.change_feed = None
+        if self.checkpointer is not None:
+            self.checkpointer.close()
         self.engine.dispose()
 
     def open_watches(self):
@@ -295,6 +305,8 @@ class Store:
         return txn, result
 
     def _after_commit(self, changes):
+        if self.checkpointer is not None:
+            self.checkpointer.committed()
         if changes.catalog:
             self.catalog.clear()
         if changes:
