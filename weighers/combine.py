@@ -50,14 +50,15 @@ def weigh(request, rows, weighers, explain=False):
     raw = np.array(raws, np.float64).reshape(len(used), len(rows))
     minvals = [w.minval for w in used]
     maxvals = [w.maxval for w in used]
-    bounded = raw
-    if any(v is not None for v in minvals + maxvals):
-        # Nova keeps raw values within the weigher's bounds first, so
-        # that e.g. overcommitted (negative) free RAM counts as none.
-        bounded = np.clip(
-            raw, np.array([-np.inf if v is None else v
-                           for v in minvals])[:, None],
-            np.array([np.inf if v is None else v for v in maxvals])[:, None])
+    bounded = raw.copy() if explain else raw  # the explanation keeps raw
+    # Nova keeps raw values within the weigher's bounds first, so that
+    # e.g. overcommitted (negative) free RAM counts as none. Line by
+    # line, only where a bound is set: cheaper than one clip over all.
+    for k in range(len(used)):
+        if minvals[k] is not None:
+            np.maximum(bounded[k], minvals[k], out=bounded[k])
+        if maxvals[k] is not None:
+            np.minimum(bounded[k], maxvals[k], out=bounded[k])
     normalized = base.normalize_lines(bounded, minvals, maxvals)
     for k, multiplier in enumerate(multipliers):
         weighted = multiplier * normalized[k]
