@@ -15,7 +15,7 @@ import uuid as uuidlib
 
 import sqlalchemy as sa
 
-from placement.db import store, tables
+from placement.db import fastsql, store, tables
 
 _cn = tables.compute_nodes
 _svc = tables.compute_services
@@ -179,6 +179,27 @@ def _naive_utc(at):
 # -- compute nodes --------------------------------------------------------
 
 
+# Every compute node report runs these (and loading a cloud, once per
+# host): on the raw cursor.
+_NODES_MATCHING = fastsql.Fast(sa.select(_cn).where(sa.or_(
+    _cn.c.uuid == sa.bindparam("uuid"),
+    sa.and_(_cn.c.host == sa.bindparam("host"),
+            _cn.c.nodename == sa.bindparam("nodename")))))
+_NODE_COLUMNS = [*REPORT_DEFAULTS, "host", "nodename", "failed_builds"]
+_INSERT_NODE = fastsql.Fast(_cn.insert(), columns=[
+    "uuid", "generation", "created_at", "updated_at", *_NODE_COLUMNS])
+# Updates by the set of columns written (failed_builds is written only
+# when the report's stats carry it).
+_UPDATE_NODE = {
+    with_failed: fastsql.Fast(_cn.update().where(
+        _cn.c.id == sa.bindparam("row_id")).values(
+            generation=_cn.c.generation + 1,
+            updated_at=sa.bindparam("now"),
+            **{c: sa.bindparam(f"new_{c}") for c in _NODE_COLUMNS
+               if with_failed or c != "failed_builds"}))
+    for with_failed in (False, True)}
+
+
 @store.writer
 def upsert_compute_node(txn, uuid, host, nodename, **report):
     """Create or update the compute node ``uuid`` (its root resource
@@ -190,15 +211,14 @@ def upsert_compute_node(txn, uuid, host, nodename, **report):
     host = _name(host, "host")
     nodename = _name(nodename, "nodename")
     values = _check_report(report)
-    found = txn.execute(sa.select(_cn).where(sa.or_(
-        _cn.c.uuid == uuid,
-        sa.and_(_cn.c.host == host, _cn.c.nodename == nodename)))).all()
+    found = _NODES_MATCHING.rows(
+        txn, {"uuid": uuid, "host": host, "nodename": nodename})
     for row in found:
         if row.uuid != uuid:
             raise HostRecordError(
                 f"host {host!r} node {nodename!r} is compute node "
                 f"{row.uuid} already")
-    current = dict(found[0]._mapping) if found else dict(REPORT_DEFAULTS)
+    current = found[0]._asdict() if found else dict(REPORT_DEFAULTS)
     merged = {**{k: current[k] for k in REPORT_DEFAULTS}, **values}
     if "free_ram_mb" not in values and (
             not found or {"memory_mb", "memory_mb_used"} & values.keys()):
@@ -216,13 +236,13 @@ def upsert_compute_node(txn, uuid, host, nodename, **report):
             raise HostRecordError("stats.failed_builds: not an integer "
                                   f"({stats['failed_builds']!r})") from None
     if found:
-        txn.execute(_cn.update().where(_cn.c.id == found[0].id).values(
-            generation=_cn.c.generation + 1, updated_at=txn.now, **merged))
+        update = _UPDATE_NODE["failed_builds" in merged]
+        update.rowcount(txn, {"row_id": found[0].id, "now": txn.now, **{
+            f"new_{c}": v for c, v in merged.items()}})
     else:
-        txn.execute(_cn.insert().values(
-            uuid=uuid, generation=0, created_at=txn.now,
-            updated_at=txn.now, failed_builds=merged.pop("failed_builds", 0),
-            **merged))
+        _INSERT_NODE.rowcount(txn, {
+            "uuid": uuid, "generation": 0, "created_at": txn.now,
+            "updated_at": txn.now, "failed_builds": 0, **merged})
     txn.changes.hosts.add((NODE, uuid))
 
 
@@ -272,16 +292,39 @@ def reset_build_failures(txn, nodename, host=None):
 # -- services -------------------------------------------------------------
 
 
+_SERVICE_ID = fastsql.Fast(sa.select(_svc.c.id).where(
+    _svc.c.host == sa.bindparam("host")))
+# Inserts and updates by the columns written (a few combinations).
+_SERVICE_WRITES = {}
+
+
+def _service_write(kind, columns):
+    key = (kind, columns)
+    fast = _SERVICE_WRITES.get(key)
+    if fast is None:
+        if kind == "insert":
+            fast = fastsql.Fast(_svc.insert(), columns=list(columns))
+        else:
+            fast = fastsql.Fast(_svc.update().where(
+                _svc.c.id == sa.bindparam("row_id")).values(
+                    **{c: sa.bindparam(f"new_{c}") for c in columns}))
+        fast = _SERVICE_WRITES.setdefault(key, fast)
+    return fast
+
+
 def _write_service(txn, host, values):
     host = _name(host, "host")
-    row_id = txn.scalar(sa.select(_svc.c.id).where(_svc.c.host == host))
-    if row_id is None:
-        txn.execute(_svc.insert().values(
-            **{"host": host, "disabled": False, "forced_down": False,
-               "created_at": txn.now, **values}))
+    row = _SERVICE_ID.first(txn, {"host": host})
+    if row is None:
+        params = {"host": host, "disabled": False, "forced_down": False,
+                  "created_at": txn.now, **values}
+        _service_write("insert", tuple(sorted(params))).rowcount(
+            txn, params)
     else:
-        txn.execute(_svc.update().where(_svc.c.id == row_id).values(
-            updated_at=txn.now, **values))
+        params = {"updated_at": txn.now, **values}
+        _service_write("update", tuple(sorted(params))).rowcount(
+            txn, {"row_id": row.id,
+                  **{f"new_{c}": v for c, v in params.items()}})
     txn.changes.hosts.add((SERVICE, host))
 
 

@@ -2,11 +2,14 @@
 
 SQLAlchemy compiles a Core statement once per dialect; :class:`Fast` keeps
 that SQL text and runs it on the driver's cursor, skipping the execution
-context that costs more than the query itself on SQLite. Only for
-statements on the claim path; everything else goes through SQLAlchemy.
+context that costs more than the query itself on SQLite. Only for the
+hot statements: the claim path, the sync, and the per-provider and
+per-host reads and writes that every compute report and cloud load
+repeats; everything else goes through SQLAlchemy.
 
-Rows come back as named tuples of the driver's values (MySQL returns SUM()
-as Decimal: callers convert).
+Rows come back as named tuples of the driver's values, converted only
+where a selected column's type says so (DateTime on SQLite, which stores
+text); MySQL returns SUM() as Decimal: callers convert.
 """
 
 import collections
@@ -35,6 +38,13 @@ class _Form:
                 self.process[name] = processor
         self.by_lengths = {}
         self.row_types = {}
+        self.dialect = dialect
+        self.types = [column.type for column in
+                      getattr(statement, "selected_columns", ())]
+        # (position, converter) of the selected columns whose driver value
+        # needs converting, as SQLAlchemy's result would; worked out at
+        # the first result (some need the driver's type code).
+        self.convert = None
 
     def _value(self, name, value):
         processor = self.process.get(name)
@@ -85,13 +95,32 @@ class _Form:
                 out[name] = self._value(name, value)
         return out
 
+    def _converters(self, description):
+        convert = []
+        for i, type_ in enumerate(self.types[:len(description)]):
+            processor = type_.dialect_impl(self.dialect).result_processor(
+                self.dialect, description[i][1])
+            if processor is not None:
+                convert.append((i, processor))
+        return convert
+
     def rows(self, cursor):
         names = tuple(d[0] for d in cursor.description)
         row_type = self.row_types.get(names)
         if row_type is None:
             row_type = collections.namedtuple("Row", names, rename=True)
             self.row_types[names] = row_type
-        return [row_type(*r) for r in cursor.fetchall()]
+        if self.convert is None:
+            self.convert = self._converters(cursor.description)
+        if not self.convert:
+            return [row_type(*r) for r in cursor.fetchall()]
+        out = []
+        for r in cursor.fetchall():
+            values = list(r)
+            for i, processor in self.convert:
+                values[i] = processor(values[i])
+            out.append(row_type(*values))
+        return out
 
 
 class Fast:

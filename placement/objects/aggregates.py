@@ -4,20 +4,27 @@ Placement)."""
 
 import sqlalchemy as sa
 
-from placement.db import rows, store, tables
+from placement.db import fastsql, rows, store, tables
 from placement.objects import providers
 
 _agg = tables.placement_aggregates
 _rp_agg = tables.resource_provider_aggregates
 
 
+# Read and written for each provider a cloud load or a compute node's
+# report touches: on the raw cursor.
+_OF_PROVIDER = fastsql.Fast(
+    sa.select(_agg.c.id, _agg.c.uuid)
+    .select_from(_agg.join(_rp_agg, _agg.c.id == _rp_agg.c.aggregate_id))
+    .where(_rp_agg.c.resource_provider_id == sa.bindparam("rp_id")))
+_INSERT_MEMBERS = fastsql.FastInsert(_rp_agg, [
+    "resource_provider_id", "aggregate_id", "created_at"])
+
+
 def _provider_aggregates(txn, provider_id):
     """{aggregate id: uuid} of the provider."""
-    result = txn.execute(
-        sa.select(_agg.c.id, _agg.c.uuid)
-        .select_from(_agg.join(_rp_agg, _agg.c.id == _rp_agg.c.aggregate_id))
-        .where(_rp_agg.c.resource_provider_id == provider_id))
-    return {row.id: row.uuid for row in result}
+    return {row.id: row.uuid
+            for row in _OF_PROVIDER.rows(txn, {"rp_id": provider_id})}
 
 
 @store.reader
@@ -84,7 +91,7 @@ def set_for_provider(txn, provider_uuid, aggregate_uuids, generation=None,
     if added:
         ids = [rows.get_or_create_id(txn, _agg, _agg.c.uuid, agg_uuid,
                                       "aggregate") for agg_uuid in added]
-        txn.execute(_rp_agg.insert(), [
+        _INSERT_MEMBERS.rows(txn, [
             {"resource_provider_id": provider.id, "aggregate_id": agg_id,
              "created_at": txn.now} for agg_id in ids])
     if gone or added:

@@ -13,7 +13,7 @@ import logging
 import sqlalchemy as sa
 
 from placement import errors
-from placement.db import store, tables
+from placement.db import fastsql, store, tables
 from placement.objects import providers
 
 LOG = logging.getLogger(__name__)
@@ -81,9 +81,19 @@ class Inventory:
                 self.resource_class, provider_uuid, reserved_can_be_total)
 
 
+# Every inventory write and read runs these: on the raw cursor.
+_ROWS = fastsql.Fast(sa.select(_inv).where(
+    _inv.c.resource_provider_id == sa.bindparam("rp_id")))
+_INSERT = fastsql.Fast(_inv.insert(), columns=[
+    "resource_provider_id", "resource_class_id", "created_at", *FIELDS])
+_UPDATE = fastsql.Fast(_inv.update().where(
+    _inv.c.id == sa.bindparam("inv_id")).values(
+        updated_at=sa.bindparam("now"),
+        **{f: sa.bindparam(f"new_{f}") for f in FIELDS}))
+
+
 def _rows(txn, provider_id):
-    return txn.execute(sa.select(_inv).where(
-        _inv.c.resource_provider_id == provider_id)).all()
+    return _ROWS.rows(txn, {"rp_id": provider_id})
 
 
 def _from_row(txn, row):
@@ -167,13 +177,14 @@ def _apply(txn, provider, wanted, delete_missing):
     for rc_id, inv in sorted(by_id.items()):
         if rc_id in existing:
             _warn_over_capacity(txn, provider, rc_id, inv)
-            txn.execute(_inv.update()
-                        .where(_inv.c.id == existing[rc_id].id)
-                        .values(updated_at=txn.now, **inv.values()))
+            _UPDATE.rowcount(txn, {
+                "inv_id": existing[rc_id].id, "now": txn.now,
+                **{f"new_{f}": v for f, v in inv.values().items()}})
         else:
-            txn.execute(_inv.insert().values(
-                resource_provider_id=provider.id, resource_class_id=rc_id,
-                created_at=txn.now, **inv.values()))
+            _INSERT.rowcount(txn, {
+                "resource_provider_id": provider.id,
+                "resource_class_id": rc_id, "created_at": txn.now,
+                **inv.values()})
 
 
 def _finish(txn, provider, generation):

@@ -75,10 +75,15 @@ def _from_row(row):
         updated_at=row.updated_at)
 
 
+# The most common read of all (every write on a provider starts with it):
+# on the raw cursor.
+_BY_UUID = fastsql.Fast(_SELECT.where(_rp.c.uuid == sa.bindparam("uuid")))
+
+
 @store.reader
 def get(txn, uuid):
     """The provider with ``uuid``; ResourceProviderNotFound otherwise."""
-    row = txn.execute(_select().where(_rp.c.uuid == str(uuid))).first()
+    row = _BY_UUID.first(txn, {"uuid": str(uuid)})
     if row is None:
         raise errors.ResourceProviderNotFound(uuid)
     return _from_row(row)
@@ -129,6 +134,21 @@ def tree(txn, uuid):
     return list_all(txn, in_tree=get(txn, uuid).uuid)
 
 
+# create()'s statements, on the raw cursor (loading a cloud makes
+# thousands). The database compares the names, as its unique key does
+# (MySQL ignores trailing spaces).
+_TAKEN = fastsql.Fast(sa.select(
+    _rp.c.uuid, (_rp.c.name == sa.bindparam("name")).label("same_name"),
+).where(sa.or_(_rp.c.uuid == sa.bindparam("uuid"),
+               _rp.c.name == sa.bindparam("name"))))
+_INSERT = fastsql.Fast(_rp.insert(), columns=[
+    "uuid", "name", "generation", "parent_provider_id", "root_provider_id",
+    "created_at"], returning=_rp.c.id)
+_SET_ROOT = fastsql.Fast(_rp.update().where(
+    _rp.c.id == sa.bindparam("rp_id")).values(
+        root_provider_id=sa.bindparam("rp_id")))
+
+
 @store.writer
 def create(txn, name, uuid=None, parent_uuid=None):
     """A new provider. DuplicateName when the uuid or name is taken;
@@ -136,11 +156,7 @@ def create(txn, name, uuid=None, parent_uuid=None):
     uuid = canonical_uuid(uuid) if uuid is not None else str(uuidlib.uuid4())
     _check_name(name)
     taken = {}
-    # The database compares the names, as its unique key does (MySQL
-    # ignores trailing spaces).
-    same_name = (_rp.c.name == name).label("same_name")
-    for row in txn.execute(sa.select(_rp.c.uuid, same_name).where(
-            sa.or_(_rp.c.uuid == uuid, _rp.c.name == name))):
+    for row in _TAKEN.rows(txn, {"uuid": uuid, "name": name}):
         if row.uuid == uuid:
             taken["uuid"] = uuid
         if row.same_name:
@@ -161,12 +177,12 @@ def create(txn, name, uuid=None, parent_uuid=None):
             raise errors.InvalidParent(
                 "parent provider UUID does not exist.")
         parent_id, root_id = parent.id, parent.root_provider_id
-    rp_id = txn.execute(_rp.insert().values(
-        uuid=uuid, name=name, generation=0, parent_provider_id=parent_id,
-        root_provider_id=root_id, created_at=txn.now)).inserted_primary_key[0]
+    rp_id = _INSERT.insert(txn, {
+        "uuid": uuid, "name": name, "generation": 0,
+        "parent_provider_id": parent_id, "root_provider_id": root_id,
+        "created_at": txn.now})
     if root_id is None:
-        txn.execute(_rp.update().where(_rp.c.id == rp_id)
-                    .values(root_provider_id=rp_id))
+        _SET_ROOT.rowcount(txn, {"rp_id": rp_id})
     txn.changes.providers.add(rp_id)
     return get(txn, uuid)
 
