@@ -14,8 +14,7 @@ class ComputeFilter(base.BaseFilter):
 
     def mask(self, request, rows):
         table = request.table
-        up = table.service_up(request.now)
-        return table.enabled[rows] & up[rows]
+        return table.enabled[rows] & table.service_up(request.now, rows)
 
     def why(self, request, row):
         table = request.table

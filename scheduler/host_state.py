@@ -502,18 +502,19 @@ class HostStateTable:
 
     # -- columns computed on use ------------------------------------------
 
-    def service_up(self, now=None):
-        """Rows whose compute service is up: not forced down, and a
-        heartbeat within [DEFAULT] service_down_time of ``now`` (epoch
-        seconds; default: the clock), or none yet."""
+    def service_up(self, now=None, rows=None):
+        """Which rows have their compute service up: not forced down, and
+        a heartbeat within [DEFAULT] service_down_time of ``now`` (epoch
+        seconds; default: the clock), or none yet. A mask over every row,
+        or over ``rows`` (an index array) when given."""
         now = self._clock() if now is None else now
-        n = self.size
-        seen = self.last_seen_up[:n]
+        at = slice(0, self.size) if rows is None else rows
+        seen = self.last_seen_up[at]
         with np.errstate(invalid="ignore"):
             recent = (np.abs(now - seen)
                       <= self.conf.service_down_time)
-        return ((np.isnan(seen) | recent) & ~self.forced_down[:n]
-                & self.alive[:n])
+        return ((np.isnan(seen) | recent) & ~self.forced_down[at]
+                & self.alive[at])
 
     def in_zone(self, zone):
         """Rows whose host is in availability zone ``zone`` (a host in

@@ -182,6 +182,20 @@ def test_other_processes_writes_are_seen(store, other, table):
         [kept, new])
 
 
+def test_service_up_over_given_rows(store, table, clock):
+    # The mask over some rows is the whole mask at those rows.
+    names = ["cn1", "cn2", "cn3", "cn4"]
+    uuids = [add_node(store, n) for n in names]
+    hr.heartbeat(store, "cn1", at=at(NOW - 30))
+    hr.heartbeat(store, "cn2", at=at(NOW - 300))
+    hr.set_service_state(store, "cn3", forced_down=True)
+    table.sync()
+    rows = np.array([table.row_of(u) for u in reversed(uuids)])
+    whole = table.service_up()
+    assert list(table.service_up(rows=rows)) == list(whole[rows])
+    assert list(table.service_up(rows=rows)) == [True, False, False, True]
+
+
 def test_service_up_by_heartbeat_and_forced_down(store, table, clock):
     uuid = add_node(store, "cn1")
     table.sync()
