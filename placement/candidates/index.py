@@ -88,6 +88,9 @@ class ProviderIndex:
         self.free_rows = []
         self.ids = np.full(0, -1, np.int64)
         self.uuids = []
+        # A lean result holds on to ``uuids`` (uuids_snapshot); the next
+        # change then copies the list first instead of changing it.
+        self._uuids_shared = False
         self.names = []
         self.alive = np.zeros(0, bool)
         self.parent = np.zeros(0, np.int32)
@@ -153,6 +156,7 @@ class ProviderIndex:
             setattr(self, name, np.asfortranarray(pad(getattr(self, name),
                                                       fill)))
         self.bits = pad(self.bits, 0)
+        self._own_uuids()
         self.uuids.extend([None] * extra)
         self.names.extend([None] * extra)
         self.row_aggs.extend([frozenset()] * extra)
@@ -308,6 +312,7 @@ class ProviderIndex:
         for r in found:
             row = self._row_for(r.id)
             rows[r.id] = row
+            self._own_uuids()
             self.uuids[row] = r.uuid
             self.names[row] = r.name
             self.row_of_uuid[r.uuid] = row
@@ -344,6 +349,17 @@ class ProviderIndex:
         self.version += 1
         self.structure_version += 1
         self._derived = {}
+
+    def uuids_snapshot(self):
+        """The row -> uuid list as it is now, for a reader to keep: later
+        changes go to a copy (copy-on-write: no copy per search)."""
+        self._uuids_shared = True
+        return self.uuids
+
+    def _own_uuids(self):
+        if self._uuids_shared:
+            self.uuids = list(self.uuids)
+            self._uuids_shared = False
 
     def _set_room(self, rows):
         """Recompute ``room`` on these rows, every class."""
@@ -389,6 +405,7 @@ class ProviderIndex:
         self.bits[row] = 0
         self.parent[row] = -1
         self.root[row] = -1
+        self._own_uuids()
         self.uuids[row] = None
         self.names[row] = None
         self.free_rows.append(row)

@@ -49,9 +49,9 @@ class CandidateResult:
         self.anchors = anchors
         self.lean = lean
         if lean:
-            # Allocation requests and anchors only: a copy of the row ->
-            # uuid list is all they read.
-            self._uuid = list(index.uuids)
+            # Allocation requests and anchors only: the row -> uuid list
+            # is all they read (a snapshot the index copies on write).
+            self._uuid = index.uuids_snapshot()
             return
         size = index.size
         used_rows = distinct_rows(assign, size)

@@ -191,6 +191,10 @@ class Search:
         cap = self.options.max_candidates
         if cap >= 0:
             rows = rows[:cap]
+        limit = request.limit
+        if limit is not None and not self.options.randomize:
+            # finish() keeps the first ``limit`` only: build no more.
+            rows = rows[:limit]
         self.units = [Unit("", False, [slot]) for slot in slots]
         for unit in self.units:
             unit.anchors = unit.providers = rows

@@ -437,6 +437,29 @@ def test_result_is_a_snapshot(store, other, make_engine):
     assert after.provider_summaries() != expected[1]
 
 
+def test_lean_result_is_a_snapshot(store, make_engine):
+    # A lean result shares the index's row -> uuid list until the index
+    # changes it: then the index copies, the result keeps what it saw.
+    uuids = _cloud(store, cn1=ref.Provider(inventory=_vcpu(4)),
+                   cn2=ref.Provider(inventory=_vcpu(4)))
+    e = make_engine(uuids)
+    req = request({"VCPU": 1})
+    lean = e.engine.find(req, lean=True)
+    seen = [ar.allocations for ar in lean.allocation_requests()]
+    anchors = lean.anchor_uuids()
+    # cn2's row is freed, then taken by a new provider.
+    providers.delete(store, uuids["cn2"])
+    e.find(req)
+    newcomer = providers.create(store, "newcomer")
+    inventories.replace_all(store, newcomer.uuid, None,
+                            [inventories.Inventory("VCPU", 4)])
+    e.find(req)
+    assert e.engine.index.row_of_uuid[newcomer.uuid] is not None
+    assert lean.anchor_uuids() == anchors
+    assert [ar.allocations for ar in lean.allocation_requests()] == seen
+    assert sorted(anchors) == sorted([uuids["cn1"], uuids["cn2"]])
+
+
 def test_summaries_after_a_custom_trait_and_class_are_deleted(
         store, make_engine):
     """The index remembers every trait and class it has seen; deleting
