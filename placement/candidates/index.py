@@ -312,8 +312,11 @@ class ProviderIndex:
         for r in found:
             row = self._row_for(r.id)
             rows[r.id] = row
-            self._own_uuids()
-            self.uuids[row] = r.uuid
+            if self.uuids[row] != r.uuid:
+                # (A reload of a known provider changes nothing here: no
+                # copy of a list a result shares.)
+                self._own_uuids()
+                self.uuids[row] = r.uuid
             self.names[row] = r.name
             self.row_of_uuid[r.uuid] = row
             self.has_inv[row] = False
