@@ -106,13 +106,14 @@ def test_the_log_starts_over_under_a_steady_writer(tmp_path):
         outside = sqlite3.connect(path, isolation_level=None)
         outside.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
         outside.close()
-        for i in range(400):
+        for i in range(1000):
             providers.create(store, f"rp{i}")
         assert store.checkpointer.checkpoints >= 10
         # The log file keeps its largest size: each commit wrote about 9
-        # frames, and the file holds well under 400 commits' worth.
+        # frames (9,000 in all, the size passive checkpoints alone leave),
+        # and the file holds well under half of that.
         frames = (path.with_name(path.name + "-wal").stat().st_size
                   // (4096 + 24))
-        assert 0 < frames < 1800, frames
+        assert 0 < frames < 4500, frames
     finally:
         store.dispose()
