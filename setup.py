@@ -35,6 +35,7 @@ setup(
         "microversion-parse>=1.0,<3",
         "WebOb>=1.8,<2",
         "jsonschema>=4.0,<5",
+        "fastjsonschema>=2.16,<3",
         "PyYAML>=6.0,<7",
         "oslo.context>=5.0,<7",
         "oslo.middleware>=6.0,<9",

@@ -3,7 +3,9 @@ error naming the field for every kind of bad input."""
 
 import copy
 
+import hypothesis
 import pytest
+from hypothesis import strategies as st
 
 from scheduler import errors
 from scheduler import request_spec as rs
@@ -165,3 +167,52 @@ def test_not_an_object():
     with pytest.raises(errors.InvalidRequestSpec) as caught:
         rs.RequestSpec.from_dict([])
     assert "is not of type 'object'" in caught.value.message
+
+
+# The compiled schema decides alone whenever it accepts a spec, so it
+# must never accept what jsonschema refuses (nor the other way round).
+EDGES = [
+    ("flavor.vcpus", 2.0), ("flavor.vcpus", True), ("flavor.vcpus", 2.5),
+    ("instance_uuid", UUID1.upper()), ("instance_uuid", "{" + UUID1 + "}"),
+    ("instance_uuid", UUID1.replace("-", "")), ("instance_uuid", None),
+    ("instance_uuid", 7), ("numa_topology.cells.0.pagesize", -2),
+    ("numa_topology.cells.0.pagesize", -4), ("numa_topology", None),
+    ("image.properties", []), ("flavor.name", None), ("is_bfv", 0),
+    ("requested_resources.0.in_tree", UUID2),
+    ("requested_resources.0.aggregates", [["x"]]),
+]
+
+
+def _both_accept(data):
+    try:
+        rs._FAST_CHECK(data)
+        fast = True
+    except rs.fastjsonschema.JsonSchemaException:
+        fast = False
+    return fast, rs._VALIDATOR.is_valid(data)
+
+
+@pytest.mark.parametrize(
+    "path,value", [(p, v) for p, v, _ in BAD] + EDGES,
+    ids=[f"{p}={v!r}"[:40].replace(":", ";") for p, v, _ in BAD]
+    + [f"edge-{p}={v!r}"[:40].replace(":", ";") for p, v in EDGES])
+def test_compiled_schema_agrees_with_jsonschema(path, value):
+    fast, slow = _both_accept(_with(path, value))
+    assert fast == slow
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 3) | st.floats(-2, 2)
+    | st.sampled_from(["", "x", UUID1, UUID1.upper(), "affinity"]),
+    lambda inner: st.lists(inner, max_size=3)
+    | st.dictionaries(st.sampled_from(["id", "memory", "vcpus", "x"]),
+                      inner, max_size=3),
+    max_leaves=6)
+
+
+@hypothesis.settings(max_examples=300, deadline=None)
+@hypothesis.given(path=st.sampled_from(
+    [p for p, _v, _m in BAD] + [p for p, _v in EDGES]), value=JSON_VALUES)
+def test_compiled_schema_agrees_on_random_values(path, value):
+    fast, slow = _both_accept(_with(path, value))
+    assert fast == slow, (path, value)
