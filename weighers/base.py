@@ -52,24 +52,30 @@ class BaseWeigher:
             (len(rows),))
 
 
+def bounded(values, minval=None, maxval=None):
+    """``values`` kept within the weigher's minval/maxval, where it sets
+    them (a new array then; ``values`` itself otherwise)."""
+    if minval is not None:
+        values = np.maximum(values, minval)
+    if maxval is not None:
+        values = np.minimum(values, maxval)
+    return values
+
+
+def value_range(values, minval=None, maxval=None):
+    """(low, span) of min-max normalisation: the weigher's bounds, or the
+    values' own minimum and maximum where it sets none."""
+    low = float(minval) if minval is not None else float(values.min())
+    high = float(maxval) if maxval is not None else float(values.max())
+    return low, high - low
+
+
 def normalize(values, minval=None, maxval=None):
     """Min-max to [0, 1]; all zeros when every value is the same."""
     values = np.asarray(values, np.float64)
     if not len(values):
         return values
-    return normalize_lines(values[None, :], [minval], [maxval])[0]
-
-
-def normalize_lines(values, minvals, maxvals):
-    """normalize() for each line of a 2-D array at once (one weigher per
-    line), with each line's minval and maxval (None: the line's own
-    minimum or maximum)."""
-    low = np.array([np.nan if v is None else float(v) for v in minvals])
-    high = np.array([np.nan if v is None else float(v) for v in maxvals])
-    low = np.where(np.isnan(low), values.min(axis=1), low)
-    high = np.where(np.isnan(high), values.max(axis=1), high)
-    span = high - low
-    flat = span == 0
-    out = (values - low[:, None]) / np.where(flat, 1.0, span)[:, None]
-    out[flat] = 0.0
-    return out
+    low, span = value_range(values, minval, maxval)
+    if span == 0:
+        return np.zeros(len(values))
+    return (values - low) / span

@@ -4,7 +4,7 @@ weight_classes`` names.
 
 Per weigher, as Nova's weight handler does: the raw values are clamped
 to the weigher's minval/maxval where it sets them, normalised to [0, 1]
-over the candidates (weighers.base.normalize, every weigher at once),
+over the candidates (weighers.base.normalize, one weigher at a time),
 multiplied by the per-row multiplier and added to the total. With one
 candidate or none Nova weighs nothing (every weight stays 0) and
 neither do we.
@@ -31,51 +31,50 @@ def weigh(request, rows, weighers, explain=False):
     one row to weigh.
     """
     rows = np.asarray(rows, np.int64)
-    total = np.zeros(len(rows))
+    count = len(rows)
+    total = np.zeros(count)
     details = {} if explain else None
-    if len(rows) <= 1:
+    if count <= 1:
         return total, details
-    used, multipliers, raws = [], [], []
+    # One weigher at a time on 1-D lines: stacking them into one 2-D
+    # array made every broadcast operation over it many times slower.
+    scratch = np.empty(count)
     for weigher in weighers:
         multiplier = _multiplier(weigher, request, rows)
         if not explain and not (multiplier if isinstance(multiplier, float)
                                 else multiplier.any()):
             continue  # weighs every row 0: no need to compute it
-        used.append(weigher)
-        multipliers.append(multiplier)
-        raws.append(weigher.raw(request, rows))
-    if not used:
-        return total, details
-    # One weigher per line, normalised all at once.
-    raw = np.array(raws, np.float64).reshape(len(used), len(rows))
-    minvals = [w.minval for w in used]
-    maxvals = [w.maxval for w in used]
-    bounded = raw.copy() if explain else raw  # the explanation keeps raw
-    # Nova keeps raw values within the weigher's bounds first, so that
-    # e.g. overcommitted (negative) free RAM counts as none. Line by
-    # line, only where a bound is set: cheaper than one clip over all.
-    for k in range(len(used)):
-        if minvals[k] is not None:
-            np.maximum(bounded[k], minvals[k], out=bounded[k])
-        if maxvals[k] is not None:
-            np.minimum(bounded[k], maxvals[k], out=bounded[k])
-    normalized = base.normalize_lines(bounded, minvals, maxvals)
-    for k, multiplier in enumerate(multipliers):
-        weighted = multiplier * normalized[k]
-        total += weighted
+        raw = np.asarray(weigher.raw(request, rows),
+                         np.float64).reshape(count)
+        # Nova keeps raw values within the weigher's bounds first, so
+        # that e.g. overcommitted (negative) free RAM counts as none.
+        kept = base.bounded(raw, weigher.minval, weigher.maxval)
+        low, span = base.value_range(kept, weigher.minval, weigher.maxval)
+        if span != 0:  # all values equal: every row weighs 0, as in Nova
+            # The operations and their order of normalize(), then times
+            # the multiplier: the same floats, without the temporaries.
+            np.subtract(kept, low, out=scratch)
+            scratch /= span
+            scratch *= multiplier
+            total += scratch
         if explain:
-            weigher = used[k]
-            key = weigher.name
-            n = 2
-            while key in details:  # the same weigher listed twice
-                key = f"{weigher.name}#{n}"
-                n += 1
-            details[key] = {
-                "raw": raw[k], "normalized": normalized[k],
-                "multiplier": np.broadcast_to(
-                    np.asarray(multiplier, np.float64), (len(rows),)),
-                "weighted": weighted}
+            _explain(details, weigher, raw, kept, low, span, multiplier)
     return total, details
+
+
+def _explain(details, weigher, raw, kept, low, span, multiplier):
+    key = weigher.name
+    n = 2
+    while key in details:  # the same weigher listed twice
+        key = f"{weigher.name}#{n}"
+        n += 1
+    normalized = ((kept - low) / span if span != 0
+                  else np.zeros(len(kept)))
+    details[key] = {
+        "raw": raw, "normalized": normalized,
+        "multiplier": np.broadcast_to(
+            np.asarray(multiplier, np.float64), (len(kept),)),
+        "weighted": multiplier * normalized}
 
 
 def _multiplier(weigher, request, rows):
