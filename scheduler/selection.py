@@ -3,7 +3,8 @@ alternates, each a Selection with its own allocation request, as Nova's
 Selection objects carry them."""
 
 import dataclasses
-import json
+
+import orjson
 
 # The placement microversion a caller claims an allocation request at
 # (the body has mappings since 1.34). Nova 34's scheduler says 1.36 and
@@ -39,9 +40,11 @@ class Selection:
 
 
 def allocation_request_json(request):
-    """JSON text of a placement.candidates AllocationRequest."""
-    return json.dumps({
+    """JSON text of a placement.candidates AllocationRequest (compact;
+    orjson: a tenth of json's time, and every decision encodes one per
+    selection)."""
+    return orjson.dumps({
         "allocations": {rp: {"resources": res}
                         for rp, res in request.allocations.items()},
         "mappings": request.mappings,
-    }, sort_keys=True)
+    }, option=orjson.OPT_SORT_KEYS).decode()
