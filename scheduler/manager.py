@@ -82,6 +82,9 @@ class Scheduler:
         self._lock = threading.Lock()
         self._host_row_map = (None, None)
         self._watches = self.store.open_watches()
+        # The connection this scheduler's decisions run on (made on the
+        # first): see Store.pinned.
+        self._conn = None
         # Claim attempts and lost claims (capacity taken by another
         # writer since the view was read), with the time the lost ones
         # took: what the simulator reports as conflicts and waste.
@@ -100,6 +103,10 @@ class Scheduler:
         return mapping[index_rows]
 
     def close(self):
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
         self.table.close()
         self.engine.close()
         if self._own_store:
@@ -139,11 +146,16 @@ class Scheduler:
                 f"instance_uuids: {len(uuids)} given for num_instances "
                 f"{spec.num_instances}")
         project, user = _owner(spec, context)
-        with self._lock, self.table.lock:
+        with self._lock, self.table.lock, self._pinned():
             if refresh:
                 self.sync()
             run = _Run(self, spec, uuids, count, project, user, explain)
             return run.go(alternates)
+
+    def _pinned(self):
+        if self._conn is None or self._conn.closed:
+            self._conn = self.store.engine.connect()
+        return self.store.pinned(self._conn)
 
     def sync(self):
         """Bring the host state table and the provider index up to date

@@ -17,9 +17,12 @@ bound is housekeeping, not safety: it keeps the reader's change cursor
 close to the log, whose old rows are pruned.
 """
 
+import functools
 import itertools
 import threading
 import time
+
+from placement.db import engine as engine_mod
 
 # Longest a reader goes without reading the change logs.
 MAX_AGE_S = 1.0
@@ -32,8 +35,13 @@ class DataVersionWatch:
     reader keeps its own: two schedulers on one store each need their
     own read after another process's commit)."""
 
-    def __init__(self, engine, max_age=MAX_AGE_S, clock=time.monotonic):
+    def __init__(self, engine, max_age=MAX_AGE_S, clock=time.monotonic,
+                 connection=None):
         self.engine = engine
+        # Gives the DBAPI connection to ask (a context manager, as
+        # Store.raw_connection); default: one from the engine's pool.
+        self._connection = connection or functools.partial(
+            engine_mod.raw_connection, engine)
         self.max_age = max_age
         self._clock = clock
         # Where this reader keeps, on each pooled connection's record,
@@ -47,17 +55,11 @@ class DataVersionWatch:
     def begin_read(self):
         """Whether the reader must read the database now; if so, what it
         saw so far counts as read."""
-        conn = self.engine.raw_connection()
-        try:
+        with self._connection() as conn:
             version = conn.driver_connection.execute(
                 "PRAGMA data_version").fetchone()[0]
             seen = conn.info.get(self._key)
             conn.info[self._key] = version
-        except Exception:
-            conn.invalidate()
-            raise
-        finally:
-            conn.close()
         now = self._clock()
         with self._lock:
             fresh = (self._last_read is not None
@@ -74,8 +76,10 @@ class DataVersionWatch:
             self._failed = True
 
 
-def open_watch(engine):
-    """A DataVersionWatch for an SQLite engine; None for other engines."""
+def open_watch(engine, connection=None):
+    """A DataVersionWatch for an SQLite engine (asking on the DBAPI
+    connections ``connection`` gives, when given); None for other
+    engines."""
     if engine.dialect.name != "sqlite":
         return None
-    return DataVersionWatch(engine)
+    return DataVersionWatch(engine, connection=connection)

@@ -7,6 +7,7 @@ re-checks what it read through generation compare-and-set, and the lower
 isolation level avoids InnoDB gap-lock deadlocks between claims.
 """
 
+import contextlib
 import importlib.util
 import sqlite3
 
@@ -102,6 +103,20 @@ def _sqlite_engine(url, db):
                 sql, (), exc, sqlite3.Error) from exc
 
     return engine
+
+
+@contextlib.contextmanager
+def raw_connection(engine):
+    """A DBAPI connection from the engine's pool (its proxy, with
+    ``info``), returned after the block; invalidated when it fails."""
+    conn = engine.raw_connection()
+    try:
+        yield conn
+    except Exception:
+        conn.invalidate()
+        raise
+    finally:
+        conn.close()
 
 
 def backend_name(engine):

@@ -11,6 +11,7 @@ After each commit the store tells its listeners what changed (a
 ``host_changes``) for other processes.
 """
 
+import contextlib
 import dataclasses
 import datetime
 import functools
@@ -181,6 +182,8 @@ class Store:
         self._listeners = []
         self._commits = 0
         self._lock = threading.Lock()
+        # Per thread: the connection pinned by pinned(), if any.
+        self._pins = threading.local()
         # Redis announcements of commits, when configured.
         self.change_feed = change_feed.open_feed(conf)
         # SQLite WAL checkpoints off the commit path, when configured.
@@ -214,7 +217,8 @@ class Store:
         change feed configured, the feed (placement.db.change_feed).
         Elsewhere without a feed: none, read every time."""
         watches = []
-        version = data_version.open_watch(self.engine)
+        version = data_version.open_watch(self.engine,
+                                          self.raw_connection)
         if version is not None:
             watches.append(version)
         if self.change_feed is not None:
@@ -241,15 +245,69 @@ class Store:
             except Exception:
                 LOG.exception("change listener %r failed", callback)
 
+    # connections
+
+    @contextlib.contextmanager
+    def pinned(self, conn):
+        """Run this thread's transactions of the block on ``conn`` (an
+        idle Connection of this store's engine, which the caller keeps
+        and closes) instead of one from the pool each: a scheduler keeps
+        one for its decisions, whose pool checkouts and returns cost as
+        much as a statement on SQLite. A transaction that starts while
+        the pinned connection is in one (a store call nested in a
+        transaction) takes a pooled connection, as without the pin."""
+        before = getattr(self._pins, "conn", None)
+        self._pins.conn = conn
+        try:
+            yield
+        finally:
+            self._pins.conn = before
+
+    def _idle_pin(self):
+        conn = getattr(self._pins, "conn", None)
+        if conn is None or conn.in_transaction() or conn.closed:
+            return None
+        return conn
+
+    def _connect(self):
+        """A Connection for one transaction: the idle pinned one (left
+        open after), else one from the pool (returned after)."""
+        pin = self._idle_pin()
+        if pin is not None:
+            return contextlib.nullcontext(pin)
+        return self.engine.connect()
+
+    @contextlib.contextmanager
+    def raw_connection(self):
+        """A DBAPI connection (the pool's proxy, with ``info``) for
+        statements outside any transaction: the pinned connection's,
+        else one from the pool. Invalidated when the block fails."""
+        pin = self._idle_pin()
+        if pin is None:
+            with engine_mod.raw_connection(self.engine) as raw:
+                yield raw
+            return
+        try:
+            yield pin.connection
+        except Exception:
+            pin.invalidate()
+            raise
+
     # transactions
 
     def read(self, fn, *args, snapshot=False, **kwargs):
         """Run ``fn(txn, ...)`` in a read transaction. With ``snapshot``
         every statement sees the same committed state (REPEATABLE READ on
         PostgreSQL and MySQL; any SQLite read transaction does)."""
-        with self.engine.connect() as conn:
-            if snapshot and self.backend != "sqlite":
+        isolation = snapshot and self.backend != "sqlite"
+        # A pinned connection would keep the isolation level after.
+        with (self.engine.connect() if isolation
+              else self._connect()) as conn:
+            if isolation:
                 conn.execution_options(isolation_level="REPEATABLE READ")
+            if conn.get_execution_options().get(engine_mod.WRITE_OPTION):
+                # The pinned connection's last transaction was a write.
+                conn.execution_options(**{engine_mod.WRITE_OPTION: False})
             with conn.begin():
                 return fn(Txn(self, conn, write=False), *args, **kwargs)
 
@@ -296,7 +354,7 @@ class Store:
         return result
 
     def _write_once(self, fn, args, kwargs):
-        with self.engine.connect() as conn:
+        with self._connect() as conn:
             conn.execution_options(**{engine_mod.WRITE_OPTION: True})
             with conn.begin():
                 txn = Txn(self, conn, write=True)
