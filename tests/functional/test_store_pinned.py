@@ -50,8 +50,9 @@ def test_a_read_after_a_pinned_write_is_not_a_write(store):
     try:
         with store.pinned(conn):
             store.write(lambda txn: providers.create(txn, "w"))
-            write_flag = store.read(lambda txn: txn.conn.get_execution_options()
-                                    .get(engine_mod.WRITE_OPTION))
+            write_flag = store.read(
+                lambda txn: txn.conn.get_execution_options().get(
+                    engine_mod.WRITE_OPTION))
         assert not write_flag
     finally:
         conn.close()
