@@ -458,9 +458,15 @@ class ProviderIndex:
         return mask
 
     def has_any_trait(self, trait_ids):
-        """Rows that have at least one of ``trait_ids``."""
-        mask = self.trait_mask(trait_ids)
-        return (self.bits[:self.size] & mask).any(axis=1)
+        """Rows that have at least one of ``trait_ids`` (read-only: kept
+        with the derived structures, as every scheduler request forbids
+        the same COMPUTE_STATUS_DISABLED)."""
+        def build():
+            mask = self.trait_mask(trait_ids)
+            found = (self.bits[:self.size] & mask).any(axis=1)
+            found.flags.writeable = False
+            return found
+        return self.derived(("any_trait", frozenset(trait_ids)), build)
 
     def sharing(self):
         """Rows of sharing providers (MISC_SHARES_VIA_AGGREGATE)."""

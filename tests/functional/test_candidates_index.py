@@ -542,3 +542,30 @@ def test_change_committed_out_of_order_is_not_missed(store, other,
     assert e.hosts(VCPU3) == set()
     assert e.loads.take() == [[cn1]]
     assert gap not in e.engine.index.gaps
+
+
+def test_forbidden_traits_follow_trait_changes(store, other, make_engine):
+    # Rows with a forbidden trait are kept between searches (every
+    # scheduler request forbids COMPUTE_STATUS_DISABLED): any trait
+    # write, own or another process's, must reach them.
+    uuids = _cloud(store, cn1=ref.Provider(inventory=_vcpu(4)),
+                   cn2=ref.Provider(inventory=_vcpu(4)))
+    e = make_engine(uuids)
+    for forbid in ("group", "root"):
+        def without_t1(forbid=forbid):
+            group = rq.RequestGroup(
+                resources={"VCPU": 1},
+                forbidden_traits=(frozenset(["CUSTOM_T1"])
+                                  if forbid == "group" else frozenset()))
+            return e.hosts(rq.CandidatesRequest(
+                groups=(group,),
+                root_forbidden=(frozenset(["CUSTOM_T1"])
+                                if forbid == "root" else frozenset())))
+        assert without_t1() == {("cn1",), ("cn2",)}
+        traits.set_for_provider(store, uuids["cn1"], None, ["CUSTOM_T1"])
+        assert without_t1() == {("cn2",)}
+        traits.set_for_provider(other, uuids["cn2"], None, ["CUSTOM_T1"])
+        assert without_t1() == set()
+        traits.set_for_provider(store, uuids["cn1"], None, [])
+        traits.set_for_provider(other, uuids["cn2"], None, [])
+        assert without_t1() == {("cn1",), ("cn2",)}
