@@ -45,12 +45,18 @@ class _Form:
         # needs converting, as SQLAlchemy's result would; worked out at
         # the first result (some need the driver's type code).
         self.convert = None
-
-    def _value(self, name, value):
-        processor = self.process.get(name)
-        return processor(value) if processor is not None else value
+        # For args(): each parameter in order with its processor, whether
+        # it expands, and its bind (whose value the statement holds, used
+        # when the caller gives none), worked out once.
+        self.positional = self.style in ("qmark", "format")
+        names = self.order if self.positional else list(self.binds)
+        self.plan = [(name, self.process.get(name),
+                      name in self.expanding,
+                      self.binds[name]) for name in names]
 
     def text(self, params):
+        if not self.expanding:
+            return self.sql
         lengths = tuple(sorted((n, len(params[n])) for n in self.expanding))
         sql = self.by_lengths.get(lengths)
         if sql is None:
@@ -68,31 +74,26 @@ class _Form:
             self.by_lengths[lengths] = sql
         return sql
 
-    def _param(self, params, name):
-        """A parameter's value: given, or the literal bound in the
-        statement."""
-        if name in params:
-            return params[name]
-        return self.binds[name].effective_value
-
     def args(self, params):
-        if self.style in ("qmark", "format"):
-            out = []
-            for name in self.order:
-                value = self._param(params, name)
-                if name in self.expanding:
-                    out.extend(self._value(name, v) for v in value)
+        positional = self.positional
+        out = [] if positional else {}
+        for name, process, expanding, bind in self.plan:
+            value = params[name] if name in params else bind.effective_value
+            if expanding:
+                if process is not None:
+                    value = [process(v) for v in value]
+                if positional:
+                    out.extend(value)
                 else:
-                    out.append(self._value(name, value))
-            return out
-        out = {}
-        for name in self.binds:
-            value = self._param(params, name)
-            if name in self.expanding:
-                for i, v in enumerate(value):
-                    out[f"{name}_{i}"] = self._value(name, v)
+                    for i, v in enumerate(value):
+                        out[f"{name}_{i}"] = v
+                continue
+            if process is not None:
+                value = process(value)
+            if positional:
+                out.append(value)
             else:
-                out[name] = self._value(name, value)
+                out[name] = value
         return out
 
     def _converters(self, description):
@@ -151,9 +152,10 @@ class Fast:
         return form
 
     def _run(self, txn, params):
-        dialect = txn.conn.dialect
-        form = self._form(dialect)
-        dbapi_conn = txn.conn.connection.dbapi_connection
+        conn = txn.conn
+        dialect = conn.dialect
+        form = self._forms.get(dialect.name) or self._form(dialect)
+        dbapi_conn = conn.connection.dbapi_connection
         cursor = dbapi_conn.cursor()
         sql = form.text(params)
         args = form.args(params)

@@ -305,9 +305,7 @@ class Store:
               else self._connect()) as conn:
             if isolation:
                 conn.execution_options(isolation_level="REPEATABLE READ")
-            if conn.get_execution_options().get(engine_mod.WRITE_OPTION):
-                # The pinned connection's last transaction was a write.
-                conn.execution_options(**{engine_mod.WRITE_OPTION: False})
+            _mark_write(conn, False)
             with conn.begin():
                 return fn(Txn(self, conn, write=False), *args, **kwargs)
 
@@ -355,7 +353,7 @@ class Store:
 
     def _write_once(self, fn, args, kwargs):
         with self._connect() as conn:
-            conn.execution_options(**{engine_mod.WRITE_OPTION: True})
+            _mark_write(conn, True)
             with conn.begin():
                 txn = Txn(self, conn, write=True)
                 result = fn(txn, *args, **kwargs)
@@ -377,6 +375,15 @@ class Store:
             if prune:
                 self.write(prune_change_log)
                 self.write(prune_host_change_log)
+
+
+def _mark_write(conn, write):
+    """Make the next transaction on ``conn`` a write one (BEGIN IMMEDIATE
+    on SQLite) or not; only when it changes (a pinned connection keeps
+    the mark between transactions, a pooled one starts without)."""
+    if bool(conn.get_execution_options().get(engine_mod.WRITE_OPTION)) \
+            != write:
+        conn.execution_options(**{engine_mod.WRITE_OPTION: write})
 
 
 def _prune(txn, log, counter, retention):
