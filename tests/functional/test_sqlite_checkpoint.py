@@ -8,6 +8,7 @@ import shutil
 import sqlite3
 import time
 
+import pytest
 import sqlalchemy as sa
 
 from placement.db import store as store_mod
@@ -95,12 +96,17 @@ def test_memory_databases_have_no_log_to_checkpoint():
         store.dispose()
 
 
-def test_the_log_starts_over_under_a_steady_writer(tmp_path):
+@pytest.mark.parametrize("restart_frames,restarts", [(1000, True),
+                                                     (10**9, False)])
+def test_the_log_starts_over_under_a_steady_writer(tmp_path, restart_frames,
+                                                   restarts):
     # Checkpoints that run beside a busy writer must still let the log
-    # start over; else it grows with every commit (and every page
-    # lookup slows), as passive checkpoints alone let it.
+    # start over once it reaches restart_frames; else it grows with
+    # every commit (and every page lookup slows), as passive checkpoints
+    # alone let it.
     path = tmp_path / "placement.sqlite"
     store = open_store(path, every=10)
+    store.checkpointer.restart_frames = restart_frames
     try:
         # Leave the schema's log out of the count: empty the file first.
         outside = sqlite3.connect(path, isolation_level=None)
@@ -110,10 +116,11 @@ def test_the_log_starts_over_under_a_steady_writer(tmp_path):
             providers.create(store, f"rp{i}")
         assert store.checkpointer.checkpoints >= 10
         # The log file keeps its largest size: each commit wrote about 9
-        # frames (9,000 in all, the size passive checkpoints alone leave),
-        # and the file holds well under half of that.
+        # frames (9,000 in all, the size passive checkpoints alone leave);
+        # restarted, the file holds well under half of that.
         frames = (path.with_name(path.name + "-wal").stat().st_size
                   // (4096 + 24))
-        assert 0 < frames < 4500, frames
+        assert 0 < frames
+        assert (frames < 4500) == restarts, frames
     finally:
         store.dispose()
