@@ -36,6 +36,7 @@ from placement.candidates import engine as engine_mod
 from placement.candidates import result as result_mod
 from placement.db import store as store_mod
 from scheduler import (
+    best_first,
     claims,
     errors,
     host_devices,
@@ -48,6 +49,10 @@ from scheduler import (
 )
 from scheduler import conf as scheduler_conf
 from weighers import combine
+
+# Rows a decision sorts before it looks at any (the rest only when it
+# gets that far): enough for the claim, its retries and the alternates.
+HEAD_ROWS = 32
 
 
 class NoValidHost(errors.SchedulerError):
@@ -391,19 +396,22 @@ class _Run:
         then a random pick of the best host_subset_size moved first."""
         if not len(rows):
             return []
-        order = np.argsort(-weights, kind="stable")
-        ordered = rows[order].tolist()
-        best = weights[order]
         fs = self.conf.filter_scheduler
+        # Sorted up front: the claim's pick and the alternates, from a
+        # host subset that large, and every row tied with the last.
+        ordered = best_first.best_first(
+            rows, weights, max(fs.host_subset_size, HEAD_ROWS))
+        head = ordered.head
         if fs.shuffle_best_same_weighed_hosts:
-            ties = int(np.sum(best == best[0]))
-            head = ordered[:ties]
-            self.s.rng.shuffle(head)
-            ordered[:ties] = head
-        subset = min(fs.host_subset_size, len(ordered))
+            # The rows tied with the best are all in the head.
+            ties = int(np.count_nonzero(weights == weights.max()))
+            tied = head[:ties]
+            self.s.rng.shuffle(tied)
+            head[:ties] = tied
+        subset = min(fs.host_subset_size, len(head))
         if subset > 1:
-            pick = ordered.pop(self.s.rng.randrange(subset))
-            ordered.insert(0, pick)
+            pick = head.pop(self.s.rng.randrange(subset))
+            head.insert(0, pick)
         return ordered
 
     def claim(self, i, row):

@@ -1,0 +1,69 @@
+"""Weighed rows best first, sorted a prefix at a time.
+
+A decision reads the first few rows of its order (the host it claims,
+then max_attempts - 1 alternates), rarely more; sorting and converting
+every candidate (1,000 by default, every host of a rebuild) cost more
+than the rest of ranking them. :func:`best_first` sorts only the rows
+that weigh at least as much as the ``at_least``-th best, and the others
+when an iteration reaches them.
+
+The order is exactly that of a stable sort by descending weight (equal
+weights keep their order in ``rows``): the rows weighing at least a
+threshold are a prefix of that order, whatever the threshold.
+"""
+
+import numpy as np
+
+
+class BestFirst:
+    """Rows best first. ``head`` (a list) is sorted already, and may be
+    rearranged by the caller (shuffled ties, a host subset pick); the
+    rest is sorted on first use."""
+
+    def __init__(self, head, rest_rows=None, rest_weights=None):
+        self.head = head
+        self._rest_rows = rest_rows
+        self._rest_weights = rest_weights
+        self._rest = None if rest_rows is not None and len(rest_rows) \
+            else []
+
+    def rest(self):
+        if self._rest is None:
+            order = np.argsort(-self._rest_weights, kind="stable")
+            self._rest = self._rest_rows[order].tolist()
+        return self._rest
+
+    def __iter__(self):
+        yield from self.head
+        yield from self.rest()
+
+    def __len__(self):
+        rest = 0 if self._rest_rows is None else len(self._rest_rows)
+        return len(self.head) + rest
+
+    def tolist(self):
+        return list(self)
+
+
+def best_first(rows, weights, at_least):
+    """BestFirst of ``rows`` by ``weights`` (arrays of one length), with
+    at least the first ``at_least`` rows (all of them when fewer) in its
+    head, and every row that weighs the same as the last of those."""
+    rows = np.asarray(rows)
+    weights = np.asarray(weights, np.float64)
+    n = len(rows)
+    if n <= at_least:
+        return BestFirst(_sorted(rows, weights))
+    # The at_least-th largest weight: every row weighing at least that
+    # much goes first. NaN weights sort last (as argsort does), and a NaN
+    # threshold (fewer numbers than at_least) sorts everything at once.
+    threshold = -np.partition(-weights, at_least - 1)[at_least - 1]
+    if np.isnan(threshold):
+        return BestFirst(_sorted(rows, weights))
+    first = weights >= threshold
+    return BestFirst(_sorted(rows[first], weights[first]),
+                     rows[~first], weights[~first])
+
+
+def _sorted(rows, weights):
+    return rows[np.argsort(-weights, kind="stable")].tolist()

@@ -1,0 +1,46 @@
+"""best_first: a stable sort by descending weight, sorted a prefix at a
+time; the prefix holds at least the rows asked for and every row tied
+with its last."""
+
+import hypothesis
+import numpy as np
+from hypothesis import strategies as st
+
+from scheduler import best_first
+
+WEIGHTS = st.lists(st.sampled_from([0.0, 0.5, 1.0, 2.0, -1.0, np.nan])
+                   | st.floats(-10, 10), min_size=0, max_size=60)
+
+
+def full_sort(rows, weights):
+    return rows[np.argsort(-weights, kind="stable")].tolist()
+
+
+@hypothesis.settings(max_examples=400, deadline=None)
+@hypothesis.given(WEIGHTS, st.integers(1, 70), st.randoms())
+def test_same_order_as_a_full_stable_sort(weights, at_least, rnd):
+    weights = np.array(weights, np.float64)
+    rows = np.array(rnd.sample(range(1000), len(weights)), np.int64)
+    ordered = best_first.best_first(rows, weights, at_least)
+    assert list(ordered) == full_sort(rows, weights)
+    assert list(ordered) == list(ordered)  # iterating twice
+    assert len(ordered) == len(rows)
+    head = ordered.head
+    assert len(head) >= min(at_least, len(rows))
+    if len(head) < len(rows):
+        by_row = dict(zip(rows.tolist(), weights.tolist(), strict=True))
+        last = by_row[head[-1]]
+        rest = [by_row[r] for r in list(ordered)[len(head):]]
+        # Nothing left out weighs as much as the head's last row.
+        assert all(not (w >= last) for w in rest)
+
+
+def test_the_rest_is_sorted_only_when_reached():
+    weights = np.arange(100, dtype=np.float64)
+    ordered = best_first.best_first(np.arange(100), weights, 5)
+    assert ordered.head == [99, 98, 97, 96, 95]
+    assert ordered._rest is None
+    assert next(iter(ordered)) == 99
+    assert ordered._rest is None
+    assert list(ordered)[5:8] == [94, 93, 92]
+    assert ordered._rest is not None
