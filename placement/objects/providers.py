@@ -5,6 +5,7 @@ Also the generation helpers every write to a provider goes through.
 
 import dataclasses
 import datetime
+import re
 import uuid as uuidlib
 
 import sqlalchemy as sa
@@ -36,8 +37,14 @@ class ResourceProvider:
         return self.updated_at or self.created_at
 
 
+_CANONICAL_UUID = re.compile(
+    r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
 def canonical_uuid(value):
     """'A1B2...' or a UUID object -> 'a1b2c3d4-...' (dashed, lower case)."""
+    if type(value) is str and _CANONICAL_UUID.fullmatch(value):
+        return value  # the common case, without parsing it
     try:
         return str(uuidlib.UUID(str(value)))
     except (ValueError, TypeError, AttributeError):
