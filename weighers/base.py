@@ -52,14 +52,13 @@ class BaseWeigher:
             (len(rows),))
 
 
-def bounded(values, minval=None, maxval=None):
-    """``values`` kept within the weigher's minval/maxval, where it sets
-    them (a new array then; ``values`` itself otherwise)."""
+def bound(line, minval=None, maxval=None):
+    """Keep ``line`` (a float array, changed in place) within the
+    weigher's minval/maxval, where it sets them."""
     if minval is not None:
-        values = np.maximum(values, minval)
+        np.maximum(line, minval, out=line)
     if maxval is not None:
-        values = np.minimum(values, maxval)
-    return values
+        np.minimum(line, maxval, out=line)
 
 
 def value_range(values, minval=None, maxval=None):

@@ -36,29 +36,43 @@ def weigh(request, rows, weighers, explain=False):
     details = {} if explain else None
     if count <= 1:
         return total, details
-    # One weigher at a time on 1-D lines: stacking them into one 2-D
-    # array made every broadcast operation over it many times slower.
-    scratch = np.empty(count)
+    used, multipliers, raws = [], [], []
     for weigher in weighers:
         multiplier = _multiplier(weigher, request, rows)
         if not explain and not (multiplier if isinstance(multiplier, float)
                                 else multiplier.any()):
             continue  # weighs every row 0: no need to compute it
-        raw = np.asarray(weigher.raw(request, rows),
-                         np.float64).reshape(count)
+        used.append(weigher)
+        multipliers.append(multiplier)
+        raws.append(weigher.raw(request, rows))
+    if not used:
+        return total, details
+    # A line per weigher, a copy of their own: minima and maxima of all
+    # lines in two calls; the rest line by line, on 1-D views (numpy
+    # runs broadcast operations over a 2-D temporary many times slower).
+    raw = np.array(raws, np.float64).reshape(len(used), count)
+    # The explanation shows the raw values before Nova's clamping.
+    kept = raw.copy() if explain else raw
+    for k, weigher in enumerate(used):
         # Nova keeps raw values within the weigher's bounds first, so
         # that e.g. overcommitted (negative) free RAM counts as none.
-        kept = base.bounded(raw, weigher.minval, weigher.maxval)
-        low, span = base.value_range(kept, weigher.minval, weigher.maxval)
+        base.bound(kept[k], weigher.minval, weigher.maxval)
+    lows, highs = kept.min(axis=1).tolist(), kept.max(axis=1).tolist()
+    scratch = np.empty(count)
+    for k, weigher in enumerate(used):
+        low = lows[k] if weigher.minval is None else float(weigher.minval)
+        high = highs[k] if weigher.maxval is None else float(weigher.maxval)
+        span = high - low
         if span != 0:  # all values equal: every row weighs 0, as in Nova
             # The operations and their order of normalize(), then times
             # the multiplier: the same floats, without the temporaries.
-            np.subtract(kept, low, out=scratch)
+            np.subtract(kept[k], low, out=scratch)
             scratch /= span
-            scratch *= multiplier
+            scratch *= multipliers[k]
             total += scratch
         if explain:
-            _explain(details, weigher, raw, kept, low, span, multiplier)
+            _explain(details, weigher, raw[k], kept[k], low, span,
+                     multipliers[k])
     return total, details
 
 
