@@ -30,9 +30,16 @@ class BaseWeigher:
     def raw(self, request, rows):
         raise NotImplementedError
 
+    # The option group's view (oslo.config keeps one per group; its
+    # values stay live): looked up once, as every request asks.
+    _options = None
+
     def configured_multiplier(self):
-        return float(getattr(getattr(self.conf, self.multiplier_group),
-                             self.multiplier_option))
+        options = self._options
+        if options is None:
+            options = self._options = getattr(self.conf,
+                                              self.multiplier_group)
+        return float(getattr(options, self.multiplier_option))
 
     def multiplier(self, request, rows):
         """The option, or per row the lowest aggregate override: a float

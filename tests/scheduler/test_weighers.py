@@ -495,3 +495,18 @@ def test_load_unknown(cloud):
     cloud.set("filter_scheduler", "weight_classes", ["NoSuchWeigher"])
     with pytest.raises(errors.SchedulerError, match="NoSuchWeigher"):
         combine.load(cloud.conf)
+
+
+def test_a_multiplier_changed_later_is_read(cloud):
+    # The weigher keeps its option group's view, not the value.
+    case = Case("late", ram.RAMWeigher, {"n1": {}, "n2": {}}, [], [])
+    request, rows = _build(cloud, case)
+    w = ram.RAMWeigher(cloud.conf)
+    assert w.multiplier(request, rows) == 1.0
+    cloud.conf.set_override("ram_weight_multiplier", -2.5,
+                            "filter_scheduler")
+    try:
+        assert w.multiplier(request, rows) == -2.5
+    finally:
+        cloud.conf.clear_override("ram_weight_multiplier",
+                                  "filter_scheduler")
