@@ -51,14 +51,16 @@ class FilterChain:
                 mask = np.isin(rows, passed)
             else:
                 mask = np.asarray(f.mask(request, rows), bool)
-                if f.run_filter_once_per_request:
-                    self._once[f.name] = rows[mask]
-            run = FilterRun(f.name, len(rows), int(mask.sum()))
+            after = int(np.count_nonzero(mask))
+            run = FilterRun(f.name, len(rows), after)
             if explain:
                 run.reasons = {int(r): f.why(request, int(r))
                                for r in rows[~mask]}
             runs.append(run)
-            rows = rows[mask]
+            if after != len(rows):  # most filters pass every row
+                rows = rows[mask]
+            if f.run_filter_once_per_request and first:
+                self._once[f.name] = rows
         return rows, runs
 
 
