@@ -403,8 +403,11 @@ class _Run:
             rows, weights, max(fs.host_subset_size, HEAD_ROWS))
         head = ordered.head
         if fs.shuffle_best_same_weighed_hosts:
-            # The rows tied with the best are all in the head.
-            ties = int(np.count_nonzero(weights == weights.max()))
+            # The rows tied with the best (NaN weights sort last and tie
+            # with nothing) are all in the head.
+            numbers = weights[~np.isnan(weights)]
+            ties = (int(np.count_nonzero(weights == numbers.max()))
+                    if len(numbers) else 0)
             tied = head[:ties]
             self.s.rng.shuffle(tied)
             head[:ties] = tied
