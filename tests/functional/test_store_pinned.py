@@ -5,6 +5,7 @@ per decision."""
 import random
 import uuid
 
+import pytest
 import sqlalchemy as sa
 from sqlalchemy import event
 
@@ -23,54 +24,49 @@ def _count_checkouts(engine):
     return seen
 
 
-def test_pinned_transactions_run_on_the_given_connection(store):
+@pytest.fixture
+def conn(store):
+    """A connection of the store's engine for a test to pin."""
+    with store.engine.connect() as kept:
+        yield kept
+
+
+def test_pinned_transactions_run_on_the_given_connection(store, conn):
     began = []
     event.listen(store.engine, "begin", began.append)
-    conn = store.engine.connect()
-    try:
-        with store.pinned(conn):
-            rp = store.write(lambda txn: providers.create(txn, "pinned"))
-            read_on = store.read(lambda txn: txn.conn)
-        assert read_on is conn
-        assert began == [conn, conn]
-        # Committed: another connection sees it.
-        with store.engine.connect() as other:
-            assert other.execute(sa.text(
-                "SELECT name FROM resource_providers WHERE uuid = :u"),
-                {"u": rp.uuid}).scalar() == "pinned"
-        # Outside the block: a pooled connection again.
-        assert store.read(lambda txn: txn.conn) is not conn
-        assert not conn.closed  # the caller's to close
-    finally:
-        conn.close()
+    with store.pinned(conn):
+        rp = store.write(lambda txn: providers.create(txn, "pinned"))
+        read_on = store.read(lambda txn: txn.conn)
+    assert read_on is conn
+    assert began == [conn, conn]
+    # Committed: another connection sees it.
+    with store.engine.connect() as other:
+        assert other.execute(sa.text(
+            "SELECT name FROM resource_providers WHERE uuid = :u"),
+            {"u": rp.uuid}).scalar() == "pinned"
+    # Outside the block: a pooled connection again.
+    assert store.read(lambda txn: txn.conn) is not conn
+    assert not conn.closed  # the caller's to close
 
 
-def test_a_read_after_a_pinned_write_is_not_a_write(store):
-    conn = store.engine.connect()
-    try:
-        with store.pinned(conn):
-            store.write(lambda txn: providers.create(txn, "w"))
-            write_flag = store.read(
-                lambda txn: txn.conn.get_execution_options().get(
-                    engine_mod.WRITE_OPTION))
-        assert not write_flag
-    finally:
-        conn.close()
+def test_a_read_after_a_pinned_write_is_not_a_write(store, conn):
+    with store.pinned(conn):
+        store.write(lambda txn: providers.create(txn, "w"))
+        write_flag = store.read(
+            lambda txn: txn.conn.get_execution_options().get(
+                engine_mod.WRITE_OPTION))
+    assert not write_flag
 
 
-def test_a_transaction_nested_in_a_pinned_one_takes_another(store):
-    conn = store.engine.connect()
-    try:
-        with store.pinned(conn):
-            def outer(txn):
-                providers.create(txn, "outer")
-                inner = store.read(lambda t: t.conn)
-                return txn.conn, inner
-            outer_conn, inner_conn = store.write(outer)
-        assert outer_conn is conn
-        assert inner_conn is not conn
-    finally:
-        conn.close()
+def test_a_transaction_nested_in_a_pinned_one_takes_another(store, conn):
+    with store.pinned(conn):
+        def outer(txn):
+            providers.create(txn, "outer")
+            inner = store.read(lambda t: t.conn)
+            return txn.conn, inner
+        outer_conn, inner_conn = store.write(outer)
+    assert outer_conn is conn
+    assert inner_conn is not conn
 
 
 def test_scheduler_decisions_check_out_no_connection(store):
