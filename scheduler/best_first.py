@@ -41,9 +41,6 @@ class BestFirst:
         rest = 0 if self._rest_rows is None else len(self._rest_rows)
         return len(self.head) + rest
 
-    def tolist(self):
-        return list(self)
-
 
 def best_first(rows, weights, at_least):
     """BestFirst of ``rows`` by ``weights`` (arrays of one length), with
