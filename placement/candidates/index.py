@@ -52,8 +52,28 @@ _CHANGES_SINCE = fastsql.Fast(
         .where(_counters.c.name == tables.CHANGES_PRUNED_COUNTER)))
 
 
-def _in(column, ids):
-    return column.in_(sa.bindparam("ids", expanding=True)), {"ids": ids}
+# What a (re)load reads: providers, inventories, usage, traits and
+# aggregates, each with the column that picks some providers' rows.
+_LOAD_QUERIES = (
+    (sa.select(_rp.c.id, _rp.c.uuid, _rp.c.name, _rp.c.parent_provider_id,
+               _rp.c.root_provider_id), _rp.c.id),
+    (sa.select(_inv), _inv.c.resource_provider_id),
+    (sa.select(_alloc.c.resource_provider_id, _alloc.c.resource_class_id,
+               sa.func.sum(_alloc.c.used).label("used"))
+     .group_by(_alloc.c.resource_provider_id, _alloc.c.resource_class_id),
+     _alloc.c.resource_provider_id),
+    (sa.select(_rp_trait.c.resource_provider_id, _rp_trait.c.trait_id),
+     _rp_trait.c.resource_provider_id),
+    (sa.select(_rp_agg.c.resource_provider_id, _agg.c.uuid)
+     .select_from(_rp_agg.join(_agg, _agg.c.id == _rp_agg.c.aggregate_id)),
+     _rp_agg.c.resource_provider_id),
+)
+# The same for a list of provider ids: the catch-up after another
+# process's commit, run on the raw cursor (it follows every foreign claim).
+_LOAD_BY_IDS = tuple(
+    fastsql.Fast(query.where(column.in_(sa.bindparam("ids", expanding=True))))
+    for query, column in _LOAD_QUERIES)
+_IDS_CHUNK = 500
 
 
 # Provider x resource class arrays (kept column-major), and the value
@@ -264,32 +284,43 @@ class ProviderIndex:
             self.version += 1
 
     def _load(self, txn, ids):
-        """(Re)load the providers with these ids (all when None)."""
-        def where(query, column):
-            if ids is None:
-                return txn.execute(query)
-            clause, params = _in(column, ids)
-            return txn.execute(query.where(clause), params)
+        """(Re)load the providers with these ids (all when None). A reload
+        that changed only usage (another process's claims, the common
+        case) keeps the structure version and the derived structures."""
+        before = self._structure_of(ids)
+        self._load_rows(txn, ids)
+        if before is None or before != self._structure_of(ids):
+            self.structure_version += 1
+            self._derived = {}
 
-        found = where(sa.select(_rp.c.id, _rp.c.uuid, _rp.c.name,
-                                _rp.c.parent_provider_id,
-                                _rp.c.root_provider_id), _rp.c.id).all()
-        inv = where(sa.select(_inv), _inv.c.resource_provider_id).all()
-        usage = where(
-            sa.select(_alloc.c.resource_provider_id,
-                      _alloc.c.resource_class_id,
-                      sa.func.sum(_alloc.c.used).label("used"))
-            .group_by(_alloc.c.resource_provider_id,
-                      _alloc.c.resource_class_id),
-            _alloc.c.resource_provider_id).all()
-        trait_rows = where(sa.select(_rp_trait.c.resource_provider_id,
-                                     _rp_trait.c.trait_id),
-                           _rp_trait.c.resource_provider_id).all()
-        agg_rows = where(
-            sa.select(_rp_agg.c.resource_provider_id, _agg.c.uuid)
-            .select_from(_rp_agg.join(_agg,
-                                      _agg.c.id == _rp_agg.c.aggregate_id)),
-            _rp_agg.c.resource_provider_id).all()
+    def _structure_of(self, ids):
+        """Everything but usage of these known providers, to compare (None
+        when some are not known: a new provider changes the structure)."""
+        if ids is None:
+            return None
+        rows = [self.row_of_id.get(rp_id) for rp_id in ids]
+        if None in rows:
+            return None
+        arrays = (self.parent, self.root, self.has_inv, self.total,
+                  self.reserved, self.min_unit, self.max_unit, self.step,
+                  self.ratio, self.bits)
+        return (len(self.row_of_id), tuple(a.shape[1:] for a in arrays),
+                [a[rows].tobytes() for a in arrays],
+                [(self.uuids[r], self.names[r], self.row_aggs[r])
+                 for r in rows])
+
+    def _load_rows(self, txn, ids):
+        if ids is None:
+            found, inv, usage, trait_rows, agg_rows = (
+                txn.execute(query).all() for query, _ in _LOAD_QUERIES)
+        else:
+            found, inv, usage, trait_rows, agg_rows = ([], [], [], [], [])
+            for start in range(0, len(ids), _IDS_CHUNK):
+                chunk = {"ids": ids[start:start + _IDS_CHUNK]}
+                for out, fast in zip(
+                        (found, inv, usage, trait_rows, agg_rows),
+                        _LOAD_BY_IDS, strict=True):
+                    out.extend(fast.rows(txn, chunk))
         self.sharing_trait_id = txn.catalog.trait_ids(
             txn, [SHARING_TRAIT])[SHARING_TRAIT]
         self._apply(ids, found, inv, usage, trait_rows, agg_rows)
@@ -300,7 +331,7 @@ class ProviderIndex:
         missing = sorted(m for m in missing
                          if m is not None and m not in self.row_of_id)
         if missing:
-            self._load(txn, missing)
+            self._load_rows(txn, missing)
         self._link(found)
 
     def _apply(self, ids, found, inv, usage, trait_rows, agg_rows):
@@ -350,8 +381,6 @@ class ProviderIndex:
         for row, members in aggs.items():
             self._set_aggs(row, frozenset(members))
         self.version += 1
-        self.structure_version += 1
-        self._derived = {}
 
     def uuids_snapshot(self):
         """The row -> uuid list as it is now, for a reader to keep: later

@@ -569,3 +569,45 @@ def test_forbidden_traits_follow_trait_changes(store, other, make_engine):
         traits.set_for_provider(store, uuids["cn1"], None, [])
         traits.set_for_provider(other, uuids["cn2"], None, [])
         assert without_t1() == {("cn1",), ("cn2",)}
+
+
+def test_other_process_usage_keeps_the_derived_structures(
+        store, other, make_engine):
+    # Another scheduler's claims reach the index as reloads of their
+    # providers; usage alone must not throw away what searches derive from
+    # trees, traits, aggregates and inventories (nor the scheduler's host
+    # row map keyed on the structure version), while any of those must.
+    uuids = _cloud(store, cn1=ref.Provider(inventory=_vcpu(4)),
+                   cn2=ref.Provider(inventory=_vcpu(4)))
+    e = make_engine(uuids)
+    index = e.engine.index
+    assert e.hosts(VCPU3) == {("cn1",), ("cn2",)}
+    forbidden = index.has_any_trait([1])
+    version = index.structure_version
+
+    _allocate(other, uuids["cn1"], VCPU=2)
+    assert e.hosts(VCPU3) == {("cn2",)}
+    assert e.loads.take()[-1] == [_id(store, uuids["cn1"])]
+    assert index.structure_version == version
+    assert index.has_any_trait([1]) is forbidden
+
+    def changes_structure(write, req, expected):
+        before = index.structure_version
+        write()
+        assert e.hosts(req) == expected
+        assert index.structure_version > before
+
+    changes_structure(
+        lambda: inventories.replace_all(other, uuids["cn2"], None, [
+            inventories.Inventory("VCPU", 4, min_unit=4)]),
+        VCPU3, set())
+    changes_structure(
+        lambda: traits.set_for_provider(other, uuids["cn1"], None,
+                                        ["CUSTOM_T1"]),
+        request({"VCPU": 1}, required=["CUSTOM_T1"]), {("cn1",)})
+    changes_structure(
+        lambda: aggregates.set_for_provider(other, uuids["cn2"], [AGG]),
+        request({"VCPU": 4}, member_of=[AGG]), {("cn2",)})
+    changes_structure(
+        lambda: providers.update(other, uuids["cn1"], name="renamed"),
+        request({"VCPU": 1}, required=["CUSTOM_T1"]), {("cn1",)})
