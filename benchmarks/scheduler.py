@@ -25,6 +25,7 @@ CPU count and the figures next to the targets: 1,000 hosts <= 2 ms p50;
 
 import argparse
 import json
+import multiprocessing
 import os
 import platform
 import statistics
@@ -85,39 +86,110 @@ def _stats(samples_s):
             "count": len(ms)}
 
 
-def run_requests(scheduler, count, instances):
+def _decide(scheduler, count, instances):
+    """Seconds per select_destinations call, ``count`` calls."""
     spec = {"flavor": FLAVOR, "project_id": "bench", "user_id": "bench",
             "num_instances": instances}
     samples = []
-    start = time.perf_counter()
     for _ in range(count):
         ids = [str(uuid.uuid4()) for _ in range(instances)]
         t0 = time.perf_counter()
         out = scheduler.select_destinations(None, spec, ids)
         samples.append(time.perf_counter() - t0)
         assert len(out) == instances
-    wall = time.perf_counter() - start
+    return samples
+
+
+def _figures(samples, instances, wall):
     figures = _stats(samples)
-    figures["decisions_per_s"] = round(count / wall, 1)
-    figures["instances_per_s"] = round(count * instances / wall, 1)
+    figures["decisions_per_s"] = round(len(samples) / wall, 1)
+    figures["instances_per_s"] = round(len(samples) * instances / wall, 1)
     return figures
 
 
-def scenario(url, n, decisions, change_feed=None):
-    store = _store(url, change_feed)
-    t0 = time.perf_counter()
-    build(store, n)
-    built = time.perf_counter() - t0
+def run_requests(scheduler, count, instances):
+    start = time.perf_counter()
+    samples = _decide(scheduler, count, instances)
+    return _figures(samples, instances, time.perf_counter() - start)
+
+
+def _one_process(store, decisions):
     scheduler = manager.Scheduler(store.conf, store=store)
     t0 = time.perf_counter()
     # Warm-up: loads the provider index and the host state table.
     scheduler.select_destinations(None, {"flavor": FLAVOR}, None)
-    warm = time.perf_counter() - t0
-    out = {"hosts": n, "build_s": round(built, 1),
-           "first_call_s": round(warm, 2),
+    out = {"first_call_s": round(time.perf_counter() - t0, 2),
            "single": run_requests(scheduler, decisions, 1),
-           "multi10": run_requests(scheduler, max(3, decisions // 10), 10)}
-    out["syncs_skipped"] = scheduler.stats["syncs_skipped"]
+           "multi10": run_requests(scheduler, max(3, decisions // 10), 10),
+           "syncs_skipped": scheduler.stats["syncs_skipped"]}
+    scheduler.close()
+    return out
+
+
+def _worker(conf, phases, start, results):
+    """One scheduler process, as a gantt-scheduler worker runs: its own
+    store, host state and index, following the others' claims through
+    the database. Runs each (count, instances) phase when ``start`` lets
+    every worker go at once."""
+    store = store_mod.Store.open(conf)
+    scheduler = manager.Scheduler(conf, store=store)
+    scheduler.select_destinations(None, {"flavor": FLAVOR}, None)
+    out = []
+    for count, instances in phases:
+        start.wait()
+        out.append(_decide(scheduler, count, instances))
+    start.wait()
+    results.put((out, dict(scheduler.stats)))
+    scheduler.close()
+    store.dispose()
+
+
+def _workers(store, decisions, workers):
+    """``workers`` scheduler processes deciding at once on one database:
+    decisions/s over all of them, latency over every call."""
+    conf = store.conf
+    store.dispose()  # no connection crosses the fork
+    phases = [(decisions // workers, 1),
+              (max(3, decisions // 10) // workers, 10)]
+    context = multiprocessing.get_context("fork")
+    start = context.Barrier(workers + 1)
+    results = context.Queue()
+    processes = [context.Process(target=_worker,
+                                 args=(conf, phases, start, results))
+                 for _ in range(workers)]
+    for process in processes:
+        process.start()
+    walls = []
+    for _ in phases:
+        start.wait()  # every worker warmed up / done with the last phase
+        walls.append(time.perf_counter())
+    start.wait()
+    walls.append(time.perf_counter())
+    done = [results.get() for _ in processes]
+    for process in processes:
+        process.join()
+        if process.exitcode:
+            raise RuntimeError(f"a worker exited with {process.exitcode}")
+    out = {"workers": workers}
+    for i, (name, (_count, instances)) in enumerate(
+            zip(("single", "multi10"), phases, strict=True)):
+        samples = [s for worker_out, _ in done for s in worker_out[i]]
+        out[name] = _figures(samples, instances, walls[i + 1] - walls[i])
+    for key in ("syncs_skipped", "claims_lost"):
+        out[key] = sum(stats.get(key, 0) for _, stats in done)
+    return out
+
+
+def scenario(url, n, decisions, change_feed=None, workers=1):
+    store = _store(url, change_feed)
+    t0 = time.perf_counter()
+    build(store, n)
+    built = time.perf_counter() - t0
+    out = {"hosts": n, "build_s": round(built, 1)}
+    if workers == 1:
+        out.update(_one_process(store, decisions))
+    else:
+        out.update(_workers(store, decisions, workers))
     target = TARGETS.get(n)
     if target:
         key, bar = target
@@ -125,7 +197,6 @@ def scenario(url, n, decisions, change_feed=None):
         out["target"] = {key: bar, "value": value,
                          "met": value <= bar if key == "p50_ms"
                          else value >= bar}
-    scheduler.close()
     store.dispose()
     return out
 
@@ -138,7 +209,13 @@ def main(argv=None):
     parser.add_argument("--change-feed", metavar="REDIS_URL",
                         help="announce and follow commits through this "
                              "Redis change feed")
+    parser.add_argument("--workers", type=int, default=1,
+                        help="scheduler processes deciding at once on the "
+                             "same database, as [scheduler] workers runs "
+                             "them (default 1)")
     args = parser.parse_args(argv)
+    if args.workers < 1:
+        parser.error("--workers: at least 1")
     sizes = [int(s) for s in args.sizes.split(",") if s]
     results = {}
     for n in sizes:
@@ -148,12 +225,14 @@ def main(argv=None):
             tempfile.mkdtemp(prefix="gantt-bench-sched-"),
             "placement.sqlite")
         print(f"running {n} hosts", file=sys.stderr)
-        results[str(n)] = scenario(url, n, args.decisions, args.change_feed)
+        results[str(n)] = scenario(url, n, args.decisions, args.change_feed,
+                                   args.workers)
     print(json.dumps({
         "benchmark": "select_destinations, embedded, claims included",
         "inputs": {"database": (args.db or "sqlite").split(":", 1)[0],
                    "decisions": args.decisions, "sizes": sizes,
                    "change_feed": bool(args.change_feed),
+                   "workers": args.workers,
                    "flavor": FLAVOR, "filters": "default",
                    "weighers": "all"},
         "cpu_count": os.cpu_count(),

@@ -44,11 +44,13 @@ _changes = tables.provider_changes
 _counters = tables.counters
 
 _CHANGES_SINCE = fastsql.Fast(
-    sa.select(_changes.c.seq, _changes.c.resource_provider_id)
+    sa.select(_changes.c.seq, _changes.c.resource_provider_id,
+              _changes.c.usage_only)
     .where(_changes.c.seq > sa.bindparam("low"))
     .union_all(
         sa.select(sa.literal_column("-1").label("seq"),
-                  _counters.c.value.label("resource_provider_id"))
+                  _counters.c.value.label("resource_provider_id"),
+                  sa.false().label("usage_only"))
         .where(_counters.c.name == tables.CHANGES_PRUNED_COUNTER)))
 
 
@@ -73,6 +75,7 @@ _LOAD_QUERIES = (
 _LOAD_BY_IDS = tuple(
     fastsql.Fast(query.where(column.in_(sa.bindparam("ids", expanding=True))))
     for query, column in _LOAD_QUERIES)
+_USAGE_BY_IDS = _LOAD_BY_IDS[2]
 _IDS_CHUNK = 500
 
 
@@ -246,21 +249,42 @@ class ProviderIndex:
         rows = _CHANGES_SINCE.rows(txn, {"low": self.cursor.low()})
         pruned_below = 0
         changed = {}
-        for seq, rp_id in rows:
+        for seq, rp_id, usage_only in rows:
             if seq == -1:
                 pruned_below = rp_id
             else:
-                changed[seq] = rp_id
+                changed[seq] = (rp_id, usage_only)
         if self.cursor.lost(pruned_below):
             self._full_load(txn)
             return
         reload = set(self.dirty)
-        reload.update(rp_id for seq, rp_id in changed.items()
-                      if self.cursor.is_new(seq))
+        usage = set()
+        for seq, (rp_id, usage_only) in changed.items():
+            if self.cursor.is_new(seq):
+                (usage if usage_only and rp_id in self.row_of_id
+                 else reload).add(rp_id)
+        usage -= reload
         if reload:
             self._load(txn, sorted(reload))
+        if usage:
+            self._load_usage(txn, sorted(usage))
         self.dirty.clear()
         self.cursor.advance(changed.keys())
+
+    def _load_usage(self, txn, ids):
+        """Read again the usage of these known providers (their claims
+        changed, nothing else did)."""
+        rows = [self.row_of_id[rp_id] for rp_id in ids]
+        self.used[rows] = 0
+        for start in range(0, len(ids), _IDS_CHUNK):
+            chunk = {"ids": ids[start:start + _IDS_CHUNK]}
+            for r in _USAGE_BY_IDS.rows(txn, chunk):
+                col = self.rc_col.get(r.resource_class_id)
+                if col is not None:
+                    self.used[self.row_of_id[r.resource_provider_id],
+                              col] = int(r.used)
+        self._set_room(rows)
+        self.version += 1
 
     def _on_commit(self, changes):
         """A commit of this process's store: apply what is cheap now."""

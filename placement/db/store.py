@@ -122,9 +122,12 @@ class Txn:
     def _record_changes(self):
         touched = self.changes.touched()
         if touched:
+            whole = self.changes.providers | self.changes.deleted
             self.changes.seqs = tuple(_INSERT_CHANGES.rows(
                 self, [{"resource_provider_id": rp_id,
-                        "changed_at": self.now} for rp_id in sorted(touched)]))
+                        "changed_at": self.now,
+                        "usage_only": rp_id not in whole}
+                       for rp_id in sorted(touched)]))
         if self.changes.hosts:
             self.changes.host_seqs = tuple(_INSERT_HOST_CHANGES.rows(
                 self, [{"kind": kind, "ref": ref, "changed_at": self.now}
@@ -132,7 +135,8 @@ class Txn:
 
 
 _INSERT_CHANGES = fastsql.FastInsert(
-    tables.provider_changes, ["resource_provider_id", "changed_at"],
+    tables.provider_changes,
+    ["resource_provider_id", "changed_at", "usage_only"],
     returning=tables.provider_changes.c.seq)
 _INSERT_HOST_CHANGES = fastsql.FastInsert(
     tables.host_changes, ["kind", "ref", "changed_at"],

@@ -179,6 +179,10 @@ provider_changes = sa.Table(
               primary_key=True),
     sa.Column("resource_provider_id", sa.Integer, nullable=False),
     sa.Column("changed_at", sa.DateTime, nullable=False, index=True),
+    # Only the provider's usage changed (a claim or its removal): readers
+    # refresh usage instead of reloading the provider.
+    sa.Column("usage_only", sa.Boolean, nullable=False,
+              server_default=sa.false()),
     sqlite_autoincrement=True,
     **_MYSQL,
 )

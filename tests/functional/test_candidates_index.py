@@ -52,17 +52,23 @@ def request(resources, required=(), member_of=()):
 
 class Loads:
     """Records what the index loads: None for everything, else the
-    provider ids."""
+    provider ids; ("usage", ids) for a refresh of usage alone."""
 
     def __init__(self, index, monkeypatch):
         self.calls = []
         original = index._load
+        original_usage = index._load_usage
 
         def spy(txn, ids):
             self.calls.append(None if ids is None else sorted(ids))
             return original(txn, ids)
 
+        def spy_usage(txn, ids):
+            self.calls.append(("usage", sorted(ids)))
+            return original_usage(txn, ids)
+
         monkeypatch.setattr(index, "_load", spy)
+        monkeypatch.setattr(index, "_load_usage", spy_usage)
 
     def take(self):
         calls, self.calls = self.calls, []
@@ -307,11 +313,12 @@ def test_other_process_writes_reload_only_their_providers(
     assert e.hosts(VCPU3) == {("cn1",)}
     assert e.loads.take() == [[cn2]]
 
+    # A claim changes usage only: one query refreshes it.
     _allocate(other, uuids["cn1"], VCPU=2)
     assert e.hosts(VCPU3) == set()
     assert e.summary("cn1", request({"VCPU": 1})).resources == {
         "VCPU": (4, 2)}
-    assert e.loads.take() == [[cn1]]
+    assert e.loads.take() == [("usage", [cn1])]
 
     traits.set_for_provider(other, uuids["cn2"], None, ["CUSTOM_T1"])
     assert e.hosts(request({"VCPU": 1}, required=["CUSTOM_T1"])) == {
@@ -390,7 +397,7 @@ def test_index_started_after_pruning_loads_once(store, other, make_engine):
     assert e.loads.take() == []
     _allocate(other, uuids["cn1"], VCPU=2)
     assert e.hosts(VCPU3) == {("cn2",)}
-    assert e.loads.take() == [[_id(store, uuids["cn1"])]]
+    assert e.loads.take() == [("usage", [_id(store, uuids["cn1"])])]
 
 
 def test_index_started_on_an_empty_change_log(store, other, make_engine):
@@ -403,7 +410,7 @@ def test_index_started_on_an_empty_change_log(store, other, make_engine):
     assert e.loads.take() == []
     _allocate(other, uuids["cn1"], VCPU=2)
     assert e.hosts(VCPU3) == set()
-    assert e.loads.take() == [[_id(store, uuids["cn1"])]]
+    assert e.loads.take() == [("usage", [_id(store, uuids["cn1"])])]
 
 
 # -- results ------------------------------------------------------------------
@@ -587,7 +594,7 @@ def test_other_process_usage_keeps_the_derived_structures(
 
     _allocate(other, uuids["cn1"], VCPU=2)
     assert e.hosts(VCPU3) == {("cn2",)}
-    assert e.loads.take()[-1] == [_id(store, uuids["cn1"])]
+    assert e.loads.take()[-1] == ("usage", [_id(store, uuids["cn1"])])
     assert index.structure_version == version
     assert index.has_any_trait([1]) is forbidden
 

@@ -3,6 +3,7 @@ tables the code declares, sync is idempotent, the standard catalog is
 seeded, each revision upgrades the one before."""
 
 import multiprocessing
+import uuid as uuidlib
 
 import os_resource_classes as orc
 import os_traits
@@ -52,23 +53,62 @@ def test_0002_upgrades_a_0001_database(scratch_url):
     try:
         migration.sync(store.engine, "0001")
         assert migration.current_revision(store.engine) == "0001"
-        rp = providers.create(store, "cn1")
+        rp_uuid = _old_provider(store.engine, "cn1")
         with store.engine.begin() as conn:  # as 0001 seeded it
             conn.execute(tables.counters.delete().where(
                 tables.counters.c.name
                 == tables.HOST_CHANGES_PRUNED_COUNTER))
-        migration.sync(store.engine)
+        migration.sync(store.engine, "0002")
         assert migration.current_revision(store.engine) == "0002"
-        assert _schema_differences(store.engine) == []
-        assert providers.get(store, rp.uuid).name == "cn1"
+        migration.sync(store.engine)
+        assert providers.get(store, rp_uuid).name == "cn1"
         assert "host_changes_pruned_below" in {
             r.name for r in _rows(store, tables.counters)}
-        host_records.upsert_compute_node(store, rp.uuid, "cn1", "cn1",
+        host_records.upsert_compute_node(store, rp_uuid, "cn1", "cn1",
                                          vcpus=2)
         table = host_state.HostStateTable(store, conf)
         table.sync()
         table.close()
-        assert table.vcpus_total[table.row_of(rp.uuid)] == 2
+        assert table.vcpus_total[table.row_of(rp_uuid)] == 2
+    finally:
+        store.dispose()
+
+
+def _old_provider(engine, name):
+    """A provider and its change row written as an older revision's code
+    would (today's store writes columns an older schema lacks)."""
+    rp, pc = tables.resource_providers, tables.provider_changes
+    rp_uuid = str(uuidlib.uuid4())
+    now = store_mod.utcnow()
+    with engine.begin() as conn:
+        rp_id = conn.execute(rp.insert().values(
+            uuid=rp_uuid, name=name, generation=0,
+            created_at=now)).inserted_primary_key[0]
+        conn.execute(rp.update().where(rp.c.id == rp_id)
+                     .values(root_provider_id=rp_id))
+        conn.execute(pc.insert().values(resource_provider_id=rp_id,
+                                        changed_at=now))
+    return rp_uuid
+
+
+def test_0003_marks_old_change_rows_as_whole_changes(scratch_url):
+    """Change rows from before 0003 read as full changes (a reader
+    reloads their providers), and the store writes the new column."""
+    conf = databases.make_conf(
+        scratch_url, {("placement_database", "sync_on_startup"): False})
+    store = store_mod.Store(conf)
+    try:
+        migration.sync(store.engine, "0002")
+        _old_provider(store.engine, "cn1")
+        migration.sync(store.engine)
+        assert migration.current_revision(store.engine) == "0003"
+        assert _schema_differences(store.engine) == []
+        assert [bool(r.usage_only)
+                for r in _rows(store, tables.provider_changes)] == [False]
+        providers.create(store, "cn2")
+        assert [bool(r.usage_only)
+                for r in _rows(store, tables.provider_changes)] == [
+            False, False]
     finally:
         store.dispose()
 

@@ -262,13 +262,31 @@ def test_changeset_seqs_match_log(store, recorder):
     assert [len(c.seqs) for c in recorder.changes] == [1, 1, 1, 1, 0]
 
 
+def _usage_only(store):
+    with store.engine.connect() as conn:
+        return [bool(v) for v in conn.execute(
+            sa.select(_pc.c.usage_only).order_by(_pc.c.seq)).scalars()]
+
+
 def test_change_log_usage_rows(store):
-    """Allocations log their providers."""
+    """Allocations log their providers, marked as usage-only changes;
+    a commit that also changed the provider otherwise is not."""
     rp = providers.create(store, "cn1")
     h.add_inventory(store, rp.uuid, VCPU=4)
+    assert set(_usage_only(store)) == {False}
     start = len(_log(store))
     h.allocate(store, rp.uuid, VCPU=1)
     assert [r[1] for r in _log(store)[start:]] == [rp.id]
+    assert _usage_only(store)[start:] == [True]
+
+    traits.ensure(store, "CUSTOM_A")
+
+    def both(txn):
+        h.allocate(txn, rp.uuid, VCPU=1)
+        traits.set_for_provider(txn, rp.uuid, None, ["CUSTOM_A"])
+    store.write(both)
+    assert [r[1] for r in _log(store)[start + 1:]] == [rp.id]
+    assert _usage_only(store)[start + 1:] == [False]
 
 
 def test_prune_change_log(store):
