@@ -2,7 +2,7 @@
 weigher and the claim, on a fresh SQLite file.
 
     .venv/bin/python -m benchmarks.scheduler [--decisions 200]
-        [--sizes 1000,5000,10000,100000] [--db URL]
+        [--sizes 1000,5000,10000,100000] [--db URL] [--workers 1]
         [--change-feed redis://127.0.0.1:6379/0]
 
 Each cloud has N compute nodes, known to placement (VCPU 64, MEMORY_MB
@@ -16,6 +16,12 @@ built in one transaction. On each cloud:
   whole run (sustained: the cloud fills as it goes);
 - multi: ``--decisions / 10`` ten-instance requests, the same flavor;
   per-request p50 / p99 and instances placed per second.
+
+With ``--workers N`` (N > 1), N scheduler processes, each with its own
+store, host state and index as gantt-scheduler's workers have, run both
+phases at once on the same database, each taking its share of the
+requests: decisions/s over all of them, p50 / p99 over every call, and
+the claims lost to one another.
 
 Default filters ([filter_scheduler] enabled_filters as Nova's), every
 weigher (weight_classes = all). Prints one JSON document with inputs,
