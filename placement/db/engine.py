@@ -15,6 +15,7 @@ import sqlalchemy as sa
 from sqlalchemy import event, pool
 
 from placement import conf as conf_mod
+from placement.db import write_lock
 
 # Execution option that marks a connection about to begin a write.
 WRITE_OPTION = "gantt_write"
@@ -97,7 +98,12 @@ def _sqlite_engine(url, db):
         # execution path costs more than the statement), with its errors
         # wrapped as SQLAlchemy would, for Store's retry rules.
         try:
-            conn.connection.dbapi_connection.execute(sql)
+            if memory:  # one connection: nobody else holds its locks
+                conn.connection.dbapi_connection.execute(sql)
+            else:
+                write_lock.begin(conn.connection.dbapi_connection,
+                                 conn.connection.info, bool(write),
+                                 db.busy_timeout)
         except sqlite3.Error as exc:
             raise sa.exc.DBAPIError.instance(
                 sql, (), exc, sqlite3.Error) from exc

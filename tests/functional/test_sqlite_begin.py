@@ -30,3 +30,17 @@ def test_a_held_write_lock_is_retried_then_raised(tmp_path):
     finally:
         holder.close()
         store.dispose()
+
+
+def test_writes_wait_in_naps_of_their_own(tmp_path):
+    # placement.db.write_lock: SQLite's busy handler is off for write
+    # transactions and back for reads.
+    store = store_mod.Store.open(databases.make_conf(
+        f"sqlite:///{tmp_path / 'placement.sqlite'}",
+        {("placement_database", "busy_timeout"): 9}))
+    pragma = sa.text("PRAGMA busy_timeout")
+    try:
+        assert store.write(lambda txn: txn.scalar(pragma)) == 0
+        assert store.read(lambda txn: txn.scalar(pragma)) == 9000
+    finally:
+        store.dispose()
