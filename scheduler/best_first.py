@@ -4,8 +4,9 @@ A decision reads the first few rows of its order (the host it claims,
 then max_attempts - 1 alternates), rarely more; sorting and converting
 every candidate (1,000 by default, every host of a rebuild) cost more
 than the rest of ranking them. :func:`best_first` sorts only the rows
-that weigh at least as much as the ``at_least``-th best, and the others
-when an iteration reaches them.
+that weigh at least as much as the ``at_least``-th best (or just the
+first ``at_least`` of them, when the caller does not need every tie),
+and the others when an iteration reaches them.
 
 The order is exactly that of a stable sort by descending weight (equal
 weights keep their order in ``rows``): the rows weighing at least a
@@ -42,10 +43,13 @@ class BestFirst:
         return len(self.head) + rest
 
 
-def best_first(rows, weights, at_least):
+def best_first(rows, weights, at_least, ties=True):
     """BestFirst of ``rows`` by ``weights`` (arrays of one length), with
     at least the first ``at_least`` rows (all of them when fewer) in its
-    head, and every row that weighs the same as the last of those."""
+    head. With ``ties``, the head also holds every row that weighs the
+    same as the last of those (a caller shuffling the rows tied with the
+    best needs them all); without, exactly ``at_least`` rows, however
+    many tie (an empty cloud ties every host)."""
     rows = np.asarray(rows)
     weights = np.asarray(weights, np.float64)
     n = len(rows)
@@ -58,6 +62,14 @@ def best_first(rows, weights, at_least):
     if np.isnan(threshold):
         return BestFirst(_sorted(rows, weights))
     first = weights >= threshold
+    if not ties:
+        extra = int(np.count_nonzero(first)) - at_least
+        if extra > 0:
+            # Only the earliest rows at the threshold, where a stable
+            # sort puts them; the later ones stay in the rest, in their
+            # order, ahead of everything lighter.
+            at = np.flatnonzero(weights == threshold)
+            first[at[len(at) - extra:]] = False
     return BestFirst(_sorted(rows[first], weights[first]),
                      rows[~first], weights[~first])
 

@@ -398,9 +398,11 @@ class _Run:
             return []
         fs = self.conf.filter_scheduler
         # Sorted up front: the claim's pick and the alternates, from a
-        # host subset that large, and every row tied with the last.
+        # host subset that large, and for the shuffle every row tied
+        # with the last.
         ordered = best_first.best_first(
-            rows, weights, max(fs.host_subset_size, HEAD_ROWS))
+            rows, weights, max(fs.host_subset_size, HEAD_ROWS),
+            ties=fs.shuffle_best_same_weighed_hosts)
         head = ordered.head
         if fs.shuffle_best_same_weighed_hosts:
             # The rows tied with the best (NaN weights sort last and tie

@@ -17,17 +17,20 @@ def full_sort(rows, weights):
 
 
 @hypothesis.settings(max_examples=400, deadline=None)
-@hypothesis.given(WEIGHTS, st.integers(1, 70), st.randoms())
-def test_same_order_as_a_full_stable_sort(weights, at_least, rnd):
+@hypothesis.given(WEIGHTS, st.integers(1, 70), st.randoms(), st.booleans())
+def test_same_order_as_a_full_stable_sort(weights, at_least, rnd, ties):
     weights = np.array(weights, np.float64)
     rows = np.array(rnd.sample(range(1000), len(weights)), np.int64)
-    ordered = best_first.best_first(rows, weights, at_least)
+    ordered = best_first.best_first(rows, weights, at_least, ties=ties)
     assert list(ordered) == full_sort(rows, weights)
     assert list(ordered) == list(ordered)  # iterating twice
     assert len(ordered) == len(rows)
     head = ordered.head
     assert len(head) >= min(at_least, len(rows))
-    if len(head) < len(rows):
+    if not ties:
+        assert len(head) == min(at_least, len(rows)) or \
+            np.isnan(weights).sum() > len(rows) - at_least
+    elif len(head) < len(rows):
         by_row = dict(zip(rows.tolist(), weights.tolist(), strict=True))
         last = by_row[head[-1]]
         rest = [by_row[r] for r in list(ordered)[len(head):]]
@@ -44,3 +47,13 @@ def test_the_rest_is_sorted_only_when_reached():
     assert ordered._rest is None
     assert list(ordered)[5:8] == [94, 93, 92]
     assert ordered._rest is not None
+
+
+def test_without_ties_the_head_stops_at_the_rows_asked_for():
+    # An empty cloud: every host weighs the same.
+    rows = np.arange(1000, 0, -1)
+    ordered = best_first.best_first(rows, np.zeros(1000), 4, ties=False)
+    assert ordered.head == [1000, 999, 998, 997]
+    assert list(ordered)[:6] == [1000, 999, 998, 997, 996, 995]
+    tied = best_first.best_first(rows, np.zeros(1000), 4)
+    assert len(tied.head) == 1000
