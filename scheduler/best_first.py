@@ -48,8 +48,8 @@ def best_first(rows, weights, at_least, ties=True):
     at least the first ``at_least`` rows (all of them when fewer) in its
     head. With ``ties``, the head also holds every row that weighs the
     same as the last of those (a caller shuffling the rows tied with the
-    best needs them all); without, exactly ``at_least`` rows, however
-    many tie (an empty cloud ties every host)."""
+    best needs them all); without, ties do not grow the head past
+    ``at_least`` rows (an empty cloud ties every host)."""
     rows = np.asarray(rows)
     weights = np.asarray(weights, np.float64)
     n = len(rows)
