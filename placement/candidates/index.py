@@ -278,11 +278,7 @@ class ProviderIndex:
         self.used[rows] = 0
         for start in range(0, len(ids), _IDS_CHUNK):
             chunk = {"ids": ids[start:start + _IDS_CHUNK]}
-            for r in _USAGE_BY_IDS.rows(txn, chunk):
-                col = self.rc_col.get(r.resource_class_id)
-                if col is not None:
-                    self.used[self.row_of_id[r.resource_provider_id],
-                              col] = int(r.used)
+            self._set_usage(self.row_of_id, _USAGE_BY_IDS.rows(txn, chunk))
         self._set_room(rows)
         self.version += 1
 
@@ -389,11 +385,7 @@ class ProviderIndex:
             self.step[row, col] = r.step_size
             self.ratio[row, col] = r.allocation_ratio
             self.cap[row, col] = (r.total - r.reserved) * r.allocation_ratio
-        for r in usage:
-            row = rows.get(r.resource_provider_id)
-            col = self.rc_col.get(r.resource_class_id)
-            if row is not None and col is not None:
-                self.used[row, col] = int(r.used)
+        self._set_usage(rows, usage)
         self._set_room(list(rows.values()))
         for r in trait_rows:
             row = rows[r.resource_provider_id]
@@ -405,6 +397,15 @@ class ProviderIndex:
         for row, members in aggs.items():
             self._set_aggs(row, frozenset(members))
         self.version += 1
+
+    def _set_usage(self, row_of, usage):
+        """Usage rows (provider id, class id, used) into ``used``, for
+        the providers ``row_of`` (id -> row) maps."""
+        for r in usage:
+            row = row_of.get(r.resource_provider_id)
+            col = self.rc_col.get(r.resource_class_id)
+            if row is not None and col is not None:
+                self.used[row, col] = int(r.used)
 
     def uuids_snapshot(self):
         """The row -> uuid list as it is now, for a reader to keep: later
