@@ -58,7 +58,7 @@ def best_first(rows, weights, at_least, ties=True):
     # The at_least-th largest weight: every row weighing at least that
     # much goes first. NaN weights sort last (as argsort does), and a NaN
     # threshold (fewer numbers than at_least) sorts everything at once.
-    threshold = -np.partition(-weights, at_least - 1)[at_least - 1]
+    threshold = _threshold(weights, at_least)
     if np.isnan(threshold):
         return BestFirst(_sorted(rows, weights))
     first = weights >= threshold
@@ -72,6 +72,19 @@ def best_first(rows, weights, at_least, ties=True):
             first[at[len(at) - extra:]] = False
     return BestFirst(_sorted(rows[first], weights[first]),
                      rows[~first], weights[~first])
+
+
+def _threshold(weights, at_least):
+    """The ``at_least``-th largest of ``weights`` (NaN last)."""
+    # When that many rows tie with the best (an empty or evenly filled
+    # cloud), it is the best: numpy's introselect takes ten times longer
+    # than usual to find a k-th value inside a run of equal extremes
+    # (1 ms instead of 0.1 ms over 10,000 rows).
+    best = weights.max()
+    if not np.isnan(best) and \
+            np.count_nonzero(weights == best) >= at_least:
+        return best
+    return -np.partition(-weights, at_least - 1)[at_least - 1]
 
 
 def _sorted(rows, weights):

@@ -57,3 +57,23 @@ def test_without_ties_the_head_stops_at_the_rows_asked_for():
     assert list(ordered)[:6] == [1000, 999, 998, 997, 996, 995]
     tied = best_first.best_first(rows, np.zeros(1000), 4)
     assert len(tied.head) == 1000
+
+
+@hypothesis.settings(max_examples=300, deadline=None)
+@hypothesis.given(WEIGHTS, st.integers(1, 60))
+def test_threshold_is_the_kth_largest(weights, at_least):
+    weights = np.array(weights, np.float64)
+    hypothesis.assume(len(weights) >= at_least)
+    expected = -np.sort(-weights)[at_least - 1]  # NaN sorts last
+    found = best_first._threshold(weights, at_least)
+    assert found == expected or (np.isnan(found) and np.isnan(expected))
+
+
+def test_threshold_of_rows_tied_with_the_best():
+    # Half of the rows tie with the best: the best is the threshold,
+    # whether a NaN is there too or not.
+    weights = np.where(np.arange(1000) % 2, 1.0, np.linspace(0, 0.9, 1000))
+    assert best_first._threshold(weights, 32) == 1.0
+    weights[3] = np.nan
+    assert best_first._threshold(weights, 32) == 1.0
+    assert best_first._threshold(weights, 501) < 1.0
