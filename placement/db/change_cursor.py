@@ -75,4 +75,11 @@ class ChangeCursor:
                 del self.gaps[seq]
             else:
                 self.applied_above.add(seq)
+        # Own numbers right above the watermark leave nothing missing
+        # below them: the watermark moves up instead of remembering them
+        # (a process that writes and never syncs, such as the simulator,
+        # would otherwise keep every number it ever committed).
+        while self.watermark + 1 in self.applied_above:
+            self.watermark += 1
+            self.applied_above.remove(self.watermark)
         return fresh

@@ -62,3 +62,19 @@ def test_pruned_numbers_are_no_gaps():
     empty = change_cursor.ChangeCursor(Clock())
     empty.start(0, set(), pruned_below=12)
     assert not empty.gaps and empty.low() == 11 and not empty.lost(12)
+
+
+def test_own_commits_next_to_the_watermark_move_it():
+    cursor = change_cursor.ChangeCursor(Clock())
+    cursor.start(1, {1})
+    for seq in range(2, 1002):  # a writer that never syncs
+        assert cursor.take_own([seq]) == [seq]
+    assert cursor.watermark == 1001 and not cursor.applied_above
+    assert cursor.low() == 1001 and not cursor.is_new(1001)
+    # Another process holds 1002 (in flight): own 1003 and 1004 wait
+    # above it; once a sync reads 1002, they are all behind.
+    assert cursor.take_own([1003, 1004]) == [1003, 1004]
+    assert cursor.watermark == 1001 and cursor.applied_above == {1003, 1004}
+    assert cursor.is_new(1002) and not cursor.is_new(1004)
+    cursor.advance({1002, 1003, 1004})
+    assert cursor.watermark == 1004 and not cursor.applied_above
