@@ -64,16 +64,32 @@ def weigh(request, rows, weighers, explain=False):
         high = highs[k] if weigher.maxval is None else float(weigher.maxval)
         span = high - low
         if span != 0:  # all values equal: every row weighs 0, as in Nova
-            # The operations and their order of normalize(), then times
-            # the multiplier: the same floats, without the temporaries.
-            np.subtract(kept[k], low, out=scratch)
-            scratch /= span
-            scratch *= multipliers[k]
-            total += scratch
+            _add_weighted(total, kept[k], low, span, multipliers[k],
+                          scratch)
         if explain:
             _explain(details, weigher, raw[k], kept[k], low, span,
                      multipliers[k])
     return total, details
+
+
+def _add_weighted(total, line, low, span, multiplier, scratch):
+    """``total += (line - low) / span * multiplier``: the operations
+    and their order of normalize(), then times the multiplier, so the
+    same floats, without the temporaries. Subtracting 0 and multiplying
+    by 1 or -1 are exact in floating point, so they are skipped (most
+    weighers have a minval of 0 and a multiplier of 1 or -1)."""
+    if low != 0:
+        np.subtract(line, low, out=scratch)
+        line = scratch
+    np.divide(line, span, out=scratch)
+    if isinstance(multiplier, float) and multiplier in (1.0, -1.0):
+        if multiplier > 0:
+            total += scratch
+        else:
+            total -= scratch
+        return
+    scratch *= multiplier
+    total += scratch
 
 
 def _explain(details, weigher, raw, kept, low, span, multiplier):

@@ -510,3 +510,21 @@ def test_a_multiplier_changed_later_is_read(cloud):
     finally:
         cloud.conf.clear_override("ram_weight_multiplier",
                                   "filter_scheduler")
+
+
+@pytest.mark.parametrize("multiplier", [1.0, -1.0, 2.5, -0.0, 0.75, "rows"])
+@pytest.mark.parametrize("low", [0.0, -3.0, 1.5])
+def test_weighted_sum_is_exactly_that_of_normalize(multiplier, low):
+    # The skipped steps (minus 0, times 1 or -1) change no bit: the
+    # totals equal the plain normalize-then-multiply sum exactly.
+    rng = np.random.default_rng(7)
+    total = rng.normal(size=500)
+    line = np.concatenate([rng.normal(size=497) * 10 + low,
+                           [low, -0.0, 0.0]])
+    span = float(line.max() - low)
+    if multiplier == "rows":
+        multiplier = rng.choice([1.0, -1.0, 0.5], size=len(line))
+    want = total + (line - low) / span * multiplier
+    scratch = np.empty(len(line))
+    combine._add_weighted(total, line, low, span, multiplier, scratch)
+    assert total.tobytes() == want.tobytes()
