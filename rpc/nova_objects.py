@@ -316,7 +316,7 @@ def pci_requests_list(value, path):
     for i, item in enumerate(_list(data.get("requests", []), where)):
         request = unwrap(item, f"{where}[{i}]", "InstancePCIRequest")
         out.append(_copy(request, ("count", "spec", "alias_name",
-                                   "requester_id"), {}))
+                                   "requester_id", "request_id"), {}))
     return out
 
 

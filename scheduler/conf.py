@@ -52,6 +52,25 @@ SCHEDULER_OPTS = [
         "image_metadata_prefilter", default=False,
         help="Turn the image's hw_disk_bus, hw_vif_model, hw_video_model "
              "and hw_vm_mode properties into required COMPUTE_* traits."),
+    cfg.BoolOpt(
+        "strict_availability_zones", default=False,
+        help="How a requested availability zone limits the hosts. False "
+             "(Nova's rule): when some aggregates carry the zone, only "
+             "their hosts; when none does (the default zone, or an "
+             "unknown zone), any host. True (the rule of Nova's removed "
+             "AvailabilityZoneFilter): the default zone "
+             "([DEFAULT] default_availability_zone) means the hosts in no "
+             "zone aggregate, and a zone no aggregate carries fails the "
+             "request with no valid host."),
+    cfg.BoolOpt(
+        "query_placement_for_routed_network_aggregates", default=False,
+        help="Nova's option: restrict hosts to the placement aggregates of "
+             "the routed network segments of the requested networks, "
+             "which Nova's scheduler asks Neutron for. gantt does not "
+             "query Neutron: setting it changes nothing but a warning "
+             "logged once, and a server with a port on a routed network "
+             "may go to a host that cannot reach the port's segment, "
+             "where binding the port fails."),
 ]
 
 FILTER_SCHEDULER_OPTS = [

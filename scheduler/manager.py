@@ -32,6 +32,7 @@ import time
 import numpy as np
 
 from placement import direct
+from placement import errors as placement_errors
 from placement.candidates import engine as engine_mod
 from placement.candidates import result as result_mod
 from placement.db import store as store_mod
@@ -80,6 +81,7 @@ class Scheduler:
         self.engine = engine_mod.CandidatesEngine(self.store, conf)
         self.table = host_state.HostStateTable(self.store, conf,
                                                clock=clock)
+        resource_request.warn_unsupported_options(conf)
         self.filters = host_filtering.FilterChain(host_filtering.load(conf))
         self.weighers = combine.load(conf)
         self.rng = rng or random.Random()
@@ -253,12 +255,10 @@ class _Run:
             raise NoValidHost(f"no valid host: {exc.message}") from None
         self.rr = rr
         # Scheduler.sync has just brought the index up to date.
-        result = self.s.engine.find(rr.candidates_request(), lean=True,
-                                    sync=False)
+        result = self.find(rr)
         if not len(result) and rr.fallback is not None:
             rr = self.rr = rr.fallback
-            result = self.s.engine.find(rr.candidates_request(), lean=True,
-                                        sync=False)
+            result = self.find(rr)
         if self.explain is not None:
             self.explain["query"] = rr.query()
             self.explain["candidates"] = len(result)
@@ -266,6 +266,17 @@ class _Run:
         # Sorted distinct rows by marking: cheaper than np.unique.
         rows = result_mod.distinct_rows(host_rows, self.table.size)
         return self.restrict(rows, rr), _CandidatesByRow(host_rows), result
+
+    def find(self, rr):
+        """The candidates of ``rr``. A resource class or trait placement
+        does not know is no valid host: placement refuses the query and
+        Nova's scheduler then has no candidate either."""
+        try:
+            return self.s.engine.find(rr.candidates_request(), lean=True,
+                                      sync=False)
+        except (placement_errors.ResourceClassNotFound,
+                placement_errors.TraitNotFound) as exc:
+            raise NoValidHost(f"no valid host: {exc}") from None
 
     def restrict(self, rows, rr):
         table = self.table

@@ -113,6 +113,9 @@ _PCI_REQUEST = {
         "spec": {"type": "array", "items": {"type": "object"}},
         "alias_name": _NULLABLE_STR,
         "requester_id": _NULLABLE_STR,
+        # Nova's id of the request: its request groups in placement (one
+        # per device) are named "<request_id>-<n>".
+        "request_id": _NULLABLE_STR,
     },
     "additionalProperties": False,
 }
@@ -264,6 +267,7 @@ class PciRequest:
     spec: tuple
     alias_name: str | None = None
     requester_id: str | None = None
+    request_id: str | None = None
 
 
 @dataclasses.dataclass(frozen=True)

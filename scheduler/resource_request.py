@@ -14,24 +14,57 @@ the flavor's vcpus. Image ``trait:NAME=required``
 properties are required traits. The requested_resources groups (ports,
 devices) become suffixed groups named by their requester_id.
 
-Then Nova's request filters:
+Then Nova 34's request filters, in Nova's order and with Nova's
+semantics. Below, ``hw:NAME`` is the flavor extra spec or else the image
+property ``hw_NAME``: when both are set they must agree. Booleans read
+as oslo's bool_from_string does (1, t, true, on, y, yes in any case are
+true, anything else false). A conflict, or a value Nova refuses, is an
+InvalidRequestSpec naming the extra spec or property; an image value
+Nova's objects would not hold (hw_sound_model, hw_tpm_version,
+hw_tpm_model, hw_ephemeral_encryption_format) is refused first.
 
-- the availability zone becomes member_of its zone aggregates (for the
-  default zone: not a member of any zone aggregate; Nova's placement
-  filter leaves that case open, its removed AvailabilityZoneFilter
-  closed it);
-- COMPUTE_STATUS_DISABLED is a forbidden root trait, always;
-- ``[scheduler] limit_tenants_to_placement_aggregate``: member_of the
-  aggregates whose ``filter_tenant_id*`` metadata names the project;
+- ``limit_tenants_to_placement_aggregate``: member_of the aggregates
+  with a ``filter_tenant_id*`` key whose value is the project (one
+  project per key, as Nova matches it);
+- the availability zone becomes member_of the aggregates carrying it;
+  when none does (the default zone, an unknown zone) nothing is added,
+  as Nova does. ``[scheduler] strict_availability_zones`` keeps the rule
+  of Nova's removed AvailabilityZoneFilter instead: the default zone
+  means no zone aggregate, an unknown zone means no host;
 - ``query_placement_for_image_type_support``: the root must have
   COMPUTE_IMAGE_TYPE_<disk format> (not when booting from volume);
+- COMPUTE_STATUS_DISABLED is a forbidden root trait, always;
 - ``enable_isolated_aggregate_filtering``: aggregates requiring a trait
   (``trait:NAME=required`` metadata) the request does not ask for are
   forbidden (the traits of every group count);
 - ``image_metadata_prefilter``: hw_cdrom_bus, hw_disk_bus,
-  hw_video_model and hw_vif_model become required COMPUTE_* traits;
+  hw_video_model, hw_vif_model, hw_architecture,
+  hw_emulation_architecture and hw_viommu_model become required root
+  traits; when one names a trait os-traits does not know, none is added
+  (as Nova does; Nova's hw_viommu_model traits never exist, so that
+  property turns the filter off);
+- ``accel:device_profile``: COMPUTE_ACCELERATORS (the profile's request
+  groups arrive in requested_resources, fetched from Cyborg by Nova's
+  API and conductor);
+- hw:virtio_packed_ring: COMPUTE_NET_VIRTIO_PACKED;
+- a PCI request asking a remote managed device (the tag
+  ``remote_managed`` true, which Nova's API sets on the PCI request of a
+  port whose vnic type is remote-managed): COMPUTE_REMOTE_MANAGED_PORTS;
+- hw:ephemeral_encryption: COMPUTE_EPHEMERAL_ENCRYPTION, and with
+  hw:ephemeral_encryption_format COMPUTE_EPHEMERAL_ENCRYPTION_<format>;
+- hw:sound_model virtio: COMPUTE_SOUND_MODEL_VIRTIO;
+- a vTPM (hw:tpm_version, with hw:tpm_model):
+  COMPUTE_SECURITY_TPM_SECRET_SECURITY_<USER, HOST or DEPLOYMENT: the
+  flavor's hw:tpm_secret_security, user when unset>;
+- OWNER_NOVA on the root and on the request groups of the flavor's PCI
+  requests, when every nova-compute service is at version 73 or later
+  (never on gantt's own records, which know no versions);
 - a requested destination becomes in_tree (host and node) and member_of
   / forbidden member_of (its aggregates).
+
+Nova's routed_networks_filter asks Neutron for the segments of the
+requested networks; gantt does not, and only warns (once) when
+``[scheduler] query_placement_for_routed_network_aggregates`` is set.
 
 ``limit`` is ``[scheduler] max_placement_results``, left out when a
 server group or a same_host / different_host hint could need hosts a
@@ -45,6 +78,7 @@ when the main query finds nothing.
 """
 
 import dataclasses
+import logging
 import math
 import re
 import urllib.parse
@@ -54,25 +88,58 @@ import os_traits
 from placement.candidates import request as cand
 from scheduler import errors
 
+LOG = logging.getLogger(__name__)
+
 _RESOURCES = re.compile(r"^resources([a-zA-Z0-9_-]{0,64}):(.+)$")
 _TRAIT = re.compile(r"^trait([a-zA-Z0-9_-]{0,64}):(.+)$")
 _KNOWN_TRAITS = frozenset(os_traits.get_traits())
 _HYPERTHREADING = "HW_CPU_HYPERTHREADING"
 _DISABLED = "COMPUTE_STATUS_DISABLED"
-# Image property -> trait prefix, for image_metadata_prefilter.
+# Image property -> trait prefix, for image_metadata_prefilter (Nova's
+# table: hw_viommu_model's traits are COMPUTE_VIOMMU_MODEL_* in
+# os-traits, so Nova never finds them).
 _IMAGE_TRAIT_PREFIXES = {
     "hw_cdrom_bus": "COMPUTE_STORAGE_BUS_",
     "hw_disk_bus": "COMPUTE_STORAGE_BUS_",
     "hw_video_model": "COMPUTE_GRAPHICS_MODEL_",
     "hw_vif_model": "COMPUTE_NET_VIF_MODEL_",
+    "hw_architecture": "HW_ARCH_",
+    "hw_emulation_architecture": "COMPUTE_ARCH_",
+    "hw_viommu_model": "COMPUTE_VIOMMU_",
 }
+# Nova's values for what the request filters read.
+_SOUND_MODELS = ("sb16", "es1370", "pcspk", "ac97", "ich6", "ich9", "usb",
+                 "virtio")
+_TPM_VERSIONS = ("1.2", "2.0")
+_TPM_MODELS = ("tpm-tis", "tpm-crb")
+_EPHEMERAL_FORMATS = ("plain", "luks", "luksv2")
+# Image properties that Nova's objects keep to their values.
+_IMAGE_CHOICES = {
+    "hw_sound_model": _SOUND_MODELS,
+    "hw_tpm_version": _TPM_VERSIONS,
+    "hw_tpm_model": _TPM_MODELS,
+    "hw_ephemeral_encryption_format": _EPHEMERAL_FORMATS,
+}
+_TPM_SECRET_SECURITY = {
+    "user": "COMPUTE_SECURITY_TPM_SECRET_SECURITY_USER",
+    "host": "COMPUTE_SECURITY_TPM_SECRET_SECURITY_HOST",
+    "deployment": "COMPUTE_SECURITY_TPM_SECRET_SECURITY_DEPLOYMENT",
+}
+# oslo's bool_from_string: these are true, anything else false.
+_TRUE = frozenset(("1", "t", "true", "on", "y", "yes"))
+_OWNER = "OWNER_NOVA"
+# The nova-compute service version from which computes report OWNER_NOVA.
+_OWNER_MIN_VERSION = 73
+# Nova options gantt accepts but cannot honour, already warned about.
+_WARNED = set()
 # Hints whose hosts a placement limit could drop.
 _UNLIMITED_HINTS = ("group", "same_host", "different_host")
 
 
 class NoHostsPossible(errors.SchedulerError):
     """The request rules out every host before placement is asked (an
-    unknown zone or destination, a project without its aggregate)."""
+    unknown destination, a project without its aggregate, an unknown
+    zone with strict_availability_zones)."""
 
 
 @dataclasses.dataclass
@@ -166,8 +233,9 @@ class ResourceRequest:
 def from_spec(spec, conf, table):
     """The ResourceRequest of ``spec`` (a RequestSpec) for hosts in
     ``table`` (a HostStateTable: aggregates and nodes, lock held).
-    Raises InvalidRequestSpec for bad extra specs and NoHostsPossible
-    when the request filters leave no host."""
+    Raises InvalidRequestSpec for bad extra specs or image properties
+    (or the two in conflict) and NoHostsPossible when the request
+    filters leave no host."""
     specs = dict(spec.flavor.extra_specs)
     image = dict(spec.image.properties)
     request = ResourceRequest(groups={"": Group()})
@@ -334,11 +402,15 @@ def _image_traits(request, image):
         request.unsuffixed.required.add(trait)
 
 
+def _requested_suffix(index, group):
+    """The suffix of a requested group: its requester_id, made valid."""
+    return re.sub(r"[^a-zA-Z0-9_-]", "_",
+                  group.requester_id or f"_group{index + 1}")[:64]
+
+
 def _requested_groups(request, spec):
     for i, g in enumerate(spec.requested_resources):
-        suffix = re.sub(r"[^a-zA-Z0-9_-]", "_",
-                        g.requester_id or f"_group{i + 1}")[:64]
-        group = _group(request, suffix)
+        group = _group(request, _requested_suffix(i, g))
         group.resources.update(g.resources)
         group.required.update(g.required_traits)
         group.forbidden.update(g.forbidden_traits)
@@ -358,29 +430,64 @@ def _limit(spec, conf):
 
 # -- request filters ---------------------------------------------------------
 
+def warn_unsupported_options(conf):
+    """Log, once per process, the Nova options set in ``conf`` that gantt
+    accepts but cannot honour."""
+    if conf.scheduler.query_placement_for_routed_network_aggregates \
+            and "routed" not in _WARNED:
+        _WARNED.add("routed")
+        LOG.warning(
+            "[scheduler] query_placement_for_routed_network_aggregates is "
+            "set, but gantt does not ask Neutron for the segments of the "
+            "requested networks: hosts are not limited to their segment "
+            "aggregates")
+
+
 def _request_filters(request, spec, conf, table):
-    request.root_forbidden.add(_DISABLED)
+    """Nova's request filters, in Nova's order (the first refusal
+    wins)."""
+    warn_unsupported_options(conf)
+    _check_image_choices(spec.image.properties)
+    options = conf.scheduler
     aggregates = [r for r in table.agg_records if r is not None]
-    _availability_zone(request, spec, conf, aggregates)
-    if conf.scheduler.limit_tenants_to_placement_aggregate:
+    if options.limit_tenants_to_placement_aggregate:
         _tenant_aggregates(request, spec, conf, aggregates)
-    if conf.scheduler.query_placement_for_image_type_support \
-            and not spec.is_bfv:  # the image never reaches the host disk
-        fmt = spec.image.disk_format
-        trait = f"COMPUTE_IMAGE_TYPE_{(fmt or '').upper()}"
-        if fmt and trait in _KNOWN_TRAITS:
-            request.root_required.add(trait)
-    if conf.scheduler.image_metadata_prefilter:
-        for prop, prefix in _IMAGE_TRAIT_PREFIXES.items():
-            value = spec.image.properties.get(prop)
-            if isinstance(value, str):
-                trait = prefix + value.upper().replace("-", "_")
-                if trait in _KNOWN_TRAITS:
-                    request.unsuffixed.required.add(trait)
-    if conf.scheduler.enable_isolated_aggregate_filtering:
+    _availability_zone(request, spec, conf, aggregates)
+    if options.query_placement_for_image_type_support:
+        _image_type(request, spec)
+    request.root_forbidden.add(_DISABLED)
+    if options.enable_isolated_aggregate_filtering:
         _isolated_aggregates(request, aggregates)
+    if options.image_metadata_prefilter:
+        _image_metadata(request, spec.image.properties)
+    if spec.flavor.extra_specs.get("accel:device_profile"):
+        request.root_required.add("COMPUTE_ACCELERATORS")
+    if _flag_of(spec, "virtio_packed_ring"):
+        request.root_required.add("COMPUTE_NET_VIRTIO_PACKED")
+    if _remote_managed(spec):
+        request.root_required.add("COMPUTE_REMOTE_MANAGED_PORTS")
+    _ephemeral_encryption(request, spec)
+    if _choice_of(spec, "sound_model", _SOUND_MODELS) == "virtio":
+        request.root_required.add("COMPUTE_SOUND_MODEL_VIRTIO")
+    _tpm_secret_security(request, spec)
+    _owner_nova(request, spec, table)
     if spec.requested_destination is not None:
         _destination(request, spec.requested_destination, table)
+
+
+def _tenant_aggregates(request, spec, conf, aggregates):
+    project = spec.project_id
+    # As Nova: the whole value is the project (filter_tenant_id2=... for
+    # a second one), not a list.
+    mine = {agg.uuid for agg in aggregates
+            if any(k.startswith("filter_tenant_id") and v == project
+                   for k, v in agg.metadata.items())}
+    if mine:
+        request.unsuffixed.member_of.append(mine)
+    elif conf.scheduler.placement_aggregate_required_for_tenants:
+        raise NoHostsPossible(
+            f"project {project} is in no aggregate's filter_tenant_id and "
+            "[scheduler] placement_aggregate_required_for_tenants is set")
 
 
 def _availability_zone(request, spec, conf, aggregates):
@@ -392,27 +499,21 @@ def _availability_zone(request, spec, conf, aggregates):
     members = {u for u, z in zoned.items() if z == zone}
     if members:
         request.unsuffixed.member_of.append(members)
+    elif not conf.scheduler.strict_availability_zones:
+        return  # Nova: no aggregate carries the zone, any host will do
     elif zone == conf.default_availability_zone:
-        if zoned:
-            request.unsuffixed.forbidden_aggs.update(zoned)
+        request.unsuffixed.forbidden_aggs.update(zoned)
     else:
         raise NoHostsPossible(f"availability zone {zone!r} has no hosts")
 
 
-def _tenant_aggregates(request, spec, conf, aggregates):
-    project = spec.project_id
-    mine = set()
-    for agg in aggregates:
-        for key, value in agg.metadata.items():
-            if key.startswith("filter_tenant_id") and project in {
-                    v.strip() for v in value.split(",")}:
-                mine.add(agg.uuid)
-    if mine:
-        request.unsuffixed.member_of.append(mine)
-    elif conf.scheduler.placement_aggregate_required_for_tenants:
-        raise NoHostsPossible(
-            f"project {project} is in no aggregate's filter_tenant_id and "
-            "[scheduler] placement_aggregate_required_for_tenants is set")
+def _image_type(request, spec):
+    if spec.is_bfv:
+        return  # the image never reaches the host's disk
+    fmt = spec.image.disk_format
+    trait = f"COMPUTE_IMAGE_TYPE_{(fmt or '').upper()}"
+    if fmt and trait in _KNOWN_TRAITS:
+        request.root_required.add(trait)
 
 
 def _isolated_aggregates(request, aggregates):
@@ -422,6 +523,141 @@ def _isolated_aggregates(request, aggregates):
                  if k.startswith("trait:") and v == "required"}
         if needs and not needs <= asked:
             request.unsuffixed.forbidden_aggs.add(agg.uuid)
+
+
+def _image_metadata(request, image):
+    traits = set()
+    for prop, prefix in _IMAGE_TRAIT_PREFIXES.items():
+        value = image.get(prop)
+        if value is None:
+            continue
+        trait = prefix + str(value).replace("-", "_").upper()
+        if trait not in _KNOWN_TRAITS:
+            # As Nova: one trait os-traits does not know and the filter
+            # requires none.
+            LOG.warning("image property %s=%s: no trait %s, so "
+                        "image_metadata_prefilter adds no trait", prop,
+                        value, trait)
+            return
+        traits.add(trait)
+    request.root_required.update(traits)
+
+
+def _check_image_choices(image):
+    """Nova's objects refuse these image properties' other values."""
+    for prop, choices in _IMAGE_CHOICES.items():
+        value = image.get(prop)
+        if value is not None and value not in choices:
+            raise errors.InvalidRequestSpec(
+                f"image.properties.{prop}: expected one of "
+                f"{', '.join(choices)}, got {value!r}")
+
+
+def _hw(spec, name):
+    """The flavor's ``hw:NAME`` extra spec and the image's ``hw_NAME``
+    property (None when not set)."""
+    return (spec.flavor.extra_specs.get(f"hw:{name}"),
+            spec.image.properties.get(f"hw_{name}"))
+
+
+def _where(spec, name):
+    """Which of ``hw:NAME`` and ``hw_NAME`` gives the value, for errors:
+    the flavor's when it has one."""
+    if spec.flavor.extra_specs.get(f"hw:{name}"):
+        return f"flavor.extra_specs.hw:{name}"
+    return f"image.properties.hw_{name}"
+
+
+def _conflict(name, flavor, image):
+    raise errors.InvalidRequestSpec(
+        f"flavor.extra_specs.hw:{name}: {flavor!r} conflicts with "
+        f"image.properties.hw_{name} {image!r}")
+
+
+def _flag(value):
+    """A boolean as oslo's bool_from_string reads text (not strict)."""
+    if isinstance(value, bool):
+        return value
+    return str(value).strip().lower() in _TRUE
+
+
+def _flag_of(spec, name):
+    """``hw:NAME`` / ``hw_NAME`` as one boolean: either may turn it on;
+    both set must agree."""
+    flavor, image = _hw(spec, name)
+    wants = [None if v is None else _flag(v) for v in (flavor, image)]
+    if None not in wants and wants[0] != wants[1]:
+        _conflict(name, flavor, image)
+    return True in wants
+
+
+def _choice_of(spec, name, choices):
+    """``hw:NAME`` or else ``hw_NAME`` (None when neither is set or
+    empty); both set must be equal, and the flavor's be one of
+    ``choices`` (the image's were checked up front)."""
+    flavor, image = _hw(spec, name)
+    if flavor and image and flavor != image:
+        _conflict(name, flavor, image)
+    if flavor and flavor not in choices:
+        _bad(f"hw:{name}",
+             f"expected one of {', '.join(choices)}, got {flavor!r}")
+    return flavor or image or None
+
+
+def _remote_managed(spec):
+    """Whether a port is remote managed. Nova asks Neutron each port's
+    vnic type; the spec carries the PCI request Nova's API made for the
+    port, whose ``remote_managed`` tag says it ("True" or "False")."""
+    return any(_flag(s.get("remote_managed", False))
+               for p in spec.pci_requests for s in p.spec)
+
+
+def _ephemeral_encryption(request, spec):
+    if not _flag_of(spec, "ephemeral_encryption"):
+        return
+    request.root_required.add("COMPUTE_EPHEMERAL_ENCRYPTION")
+    fmt = _choice_of(spec, "ephemeral_encryption_format",
+                     _EPHEMERAL_FORMATS)
+    if fmt:
+        request.root_required.add(
+            f"COMPUTE_EPHEMERAL_ENCRYPTION_{fmt.upper()}")
+
+
+def _tpm_secret_security(request, spec):
+    version = _choice_of(spec, "tpm_version", _TPM_VERSIONS)
+    if version is None:
+        return  # no vTPM
+    model = _choice_of(spec, "tpm_model", _TPM_MODELS)
+    if model == "tpm-crb" and version != "2.0":
+        raise errors.InvalidRequestSpec(
+            f"{_where(spec, 'tpm_model')}: tpm-crb needs TPM version 2.0, "
+            f"got {version}")
+    # A flavor extra spec only: Nova has no image property for it.
+    security = spec.flavor.extra_specs.get("hw:tpm_secret_security")
+    trait = _TPM_SECRET_SECURITY.get(security or "user")
+    if trait is None:
+        _bad("hw:tpm_secret_security", "expected one of "
+             f"{', '.join(_TPM_SECRET_SECURITY)}, got {security!r}")
+    request.root_required.add(trait)
+
+
+def _owner_nova(request, spec, table):
+    """OWNER_NOVA on the root and on the groups of the flavor's PCI
+    requests (named ``<request_id>-<n>``), once every compute reports
+    the trait."""
+    if _OWNER in request.root_required:
+        return  # asked already (a reschedule): Nova adds nothing more
+    version = table.min_compute_service_version()
+    if version is None or version < _OWNER_MIN_VERSION:
+        return
+    request.root_required.add(_OWNER)
+    # A port's PCI request has no alias; its devices are not in placement.
+    flavor_pci = {p.request_id for p in spec.pci_requests
+                  if p.alias_name is not None and p.request_id}
+    for i, g in enumerate(spec.requested_resources):
+        if g.requester_id and \
+                g.requester_id.rsplit("-", 1)[0] in flavor_pci:
+            request.groups[_requested_suffix(i, g)].required.add(_OWNER)
 
 
 def _destination(request, dest, table):

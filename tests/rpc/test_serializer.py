@@ -75,7 +75,8 @@ BOOT_NUMA = {
     "cpu_policy": "dedicated", "cpu_thread_policy": "prefer"}
 BOOT_PCI = [{"count": 2, "spec": [{"product_id": "1520",
                                    "vendor_id": "8086"}],
-             "alias_name": "nic-vf", "requester_id": None}]
+             "alias_name": "nic-vf", "requester_id": None,
+             "request_id": "f00df00d-0000-4000-8000-000000000001"}]
 
 # gantt's JSON form of request_spec_boot.json, field by field.
 BOOT = {

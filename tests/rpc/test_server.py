@@ -203,12 +203,12 @@ def _captured(name):
 
 @pytest.mark.parametrize("version, args, reason", [
     ("4.0", lambda: _captured("legacy_4_0.json"),
-     "availability zone 'az1' has no hosts"),
+     "No such resource class CUSTOM_GOLD"),
     ("4.5", lambda: {"spec_obj": _captured("request_spec_boot.json"),
                      "instance_uuids": [str(uuidlib.uuid4()),
                                         str(uuidlib.uuid4())],
                      "return_objects": True, "return_alternates": True},
-     "availability zone 'az1' has no hosts"),
+     "No such resource class CUSTOM_GOLD"),
     ("4.5", lambda: {"spec_obj": _captured("request_spec_move.json"),
                      "instance_uuids": [str(uuidlib.uuid4())],
                      "return_objects": True, "return_alternates": True},
@@ -217,8 +217,9 @@ def _captured(name):
 def test_captured_nova_requests_are_scheduled(in_process, caplog, version,
                                               args, reason):
     """Nova 34's own requests are read and scheduled: they ask for what
-    this small cloud lacks (a zone, NUMA, PCI, forced hosts), so the
-    answer is NoValidHost, not a refused request."""
+    this small cloud lacks (a custom resource class placement does not
+    know, NUMA, PCI, forced hosts), so the answer is NoValidHost, as
+    Nova's own, not a refused request."""
     client = in_process.client().prepare(version=version)
     with pytest.raises(oslo_messaging.RemoteError) as caught:
         client.call(_captured("context.json"), "select_destinations",

@@ -63,10 +63,12 @@ def test_explain_lists_filters_and_weights(config, tmp_path, capsys):
 
 @pytest.mark.parametrize("data,code,message", [
     ({"flavor": {"vcpus": 0}}, 2, "flavor: 'memory_mb' is a required"),
-    (dict(SPEC, availability_zone="west"), 1, "zone 'west' has no hosts"),
+    (dict(SPEC, flavor=dict(SPEC["flavor"], extra_specs={
+        "resources:CUSTOM_NOPE": "1"})), 1,
+     "no valid host: No such resource class CUSTOM_NOPE"),
     (dict(SPEC, flavor=dict(SPEC["flavor"], vcpus=4096)), 1,
      "no valid host"),
-], ids=["invalid", "unknown-zone", "too-big"])
+], ids=["invalid", "unknown-class", "too-big"])
 def test_errors(config, tmp_path, capsys, data, code, message):
     spec = spec_file(tmp_path, data)
     assert manage.main(config + ["schedule", spec]) == code

@@ -245,12 +245,29 @@ def test_pcpu_fallback_can_be_disabled(cloud, placement, make):
         s.schedule(spec(flavor=dedicated), ids(1))
 
 
-def test_unknown_zone_is_no_valid_host(cloud, placement, make):
+def test_unknown_zone_restricts_nothing_as_in_nova(cloud, placement, make):
     hosts(cloud, placement, [8192])
     s = make()
+    [[chosen, *_]] = s.schedule(spec(availability_zone="mars"),
+                                ids(1)).selections
+    assert chosen.nodename == "n0"
+
+
+def test_unknown_zone_is_no_valid_host_when_strict(cloud, placement, make):
+    hosts(cloud, placement, [8192])
+    s = make({("scheduler", "strict_availability_zones"): True})
     with pytest.raises(manager.NoValidHost) as caught:
         s.schedule(spec(availability_zone="mars"), ids(1))
     assert "mars" in caught.value.message
+
+
+def test_unknown_resource_class_is_no_valid_host(cloud, placement, make):
+    hosts(cloud, placement, [8192])
+    s = make()
+    with pytest.raises(manager.NoValidHost) as caught:
+        s.schedule(spec(flavor=dict(
+            FLAVOR, extra_specs={"resources:CUSTOM_NOPE": "1"})), ids(1))
+    assert "CUSTOM_NOPE" in caught.value.message
 
 
 def test_zone_becomes_member_of(cloud, placement, make):

@@ -206,16 +206,27 @@ def zones(cloud):
             "d": cloud.aggregate("d", ["n3"], other="x")}
 
 
-@pytest.mark.parametrize("zone,default,member_of,forbidden", [
-    (None, "nova", [], set()), ("az1", "nova", [{"a", "b"}], set()),
-    ("az2", "nova", [{"c"}], set()), ("nova", "nova", [], {"a", "b", "c"}),
-    ("az1", "az1", [{"a", "b"}], set()), ("az9", "nova", None, None),
-], ids=["no-zone", "az1", "az2", "default-zone", "default-is-zoned",
-        "unknown"])
-def test_availability_zone(cloud, zones, zone, default, member_of,
+@pytest.mark.parametrize("zone,default,strict,member_of,forbidden", [
+    (None, "nova", False, [], set()), (None, "nova", True, [], set()),
+    ("az1", "nova", False, [{"a", "b"}], set()),
+    ("az1", "nova", True, [{"a", "b"}], set()),
+    ("az2", "nova", False, [{"c"}], set()),
+    # As Nova: no aggregate carries the zone, so no restriction at all.
+    ("nova", "nova", False, [], set()), ("az9", "nova", False, [], set()),
+    # Strict: the default zone is the hosts in no zone aggregate; a zone
+    # nobody carries has no host.
+    ("nova", "nova", True, [], {"a", "b", "c"}),
+    ("az9", "nova", True, None, None),
+    ("az1", "az1", False, [{"a", "b"}], set()),
+    ("az1", "az1", True, [{"a", "b"}], set()),
+], ids=["no-zone", "no-zone-strict", "az1", "az1-strict", "az2",
+        "default-zone", "unknown", "default-zone-strict", "unknown-strict",
+        "default-is-zoned", "default-is-zoned-strict"])
+def test_availability_zone(cloud, zones, zone, default, strict, member_of,
                            forbidden):
     host_options.register_opts(cloud.conf)
     cloud.set(None, "default_availability_zone", default)
+    cloud.set("scheduler", "strict_availability_zones", strict)
     if member_of is None:
         with pytest.raises(rr.NoHostsPossible, match=zone):
             build(cloud, availability_zone=zone)
@@ -227,7 +238,10 @@ def test_availability_zone(cloud, zones, zone, default, member_of,
     assert req.root_forbidden == {"COMPUTE_STATUS_DISABLED"}
 
 
-def test_default_zone_without_zoned_aggregates(cloud):
+@pytest.mark.parametrize("strict", [False, True])
+def test_default_zone_without_zoned_aggregates(cloud, strict):
+    host_options.register_opts(cloud.conf)
+    cloud.set("scheduler", "strict_availability_zones", strict)
     req = build(cloud, availability_zone="nova")
     assert (req.unsuffixed.forbidden_aggs, req.unsuffixed.member_of) == (
         set(), [])
@@ -237,12 +251,18 @@ def test_default_zone_without_zoned_aggregates(cloud):
     (True, False, "p1", {"t1", "t2"}), (True, False, "p9", set()),
     (False, True, "p1", set()), (True, True, "p3", {"t3"}),
     (True, True, "p9", None),
+    # As Nova: a value is one project; "p4, p5" names neither.
+    (True, False, "p5", set()),
+    # As Nova: the project must be the value of a filter_tenant_id* key.
+    (True, True, "p6", None),
 ], ids=["member", "no-aggregate", "disabled", "required-and-found",
-        "required-missing"])
+        "required-missing", "comma-list", "other-key"])
 def test_tenant_aggregates(cloud, enabled, required, project, expected):
     aggs = {"t1": cloud.aggregate("t1", [], filter_tenant_id="p1"),
-            "t2": cloud.aggregate("t2", [], filter_tenant_id2="p2, p1"),
-            "t3": cloud.aggregate("t3", [], filter_tenant_id="p3")}
+            "t2": cloud.aggregate("t2", [], filter_tenant_id2="p1"),
+            "t3": cloud.aggregate("t3", [], filter_tenant_id="p3"),
+            "t4": cloud.aggregate("t4", [], filter_tenant_id="p4, p5",
+                                  owner="p6")}
     cloud.set("scheduler", "limit_tenants_to_placement_aggregate", enabled)
     cloud.set("scheduler", "placement_aggregate_required_for_tenants",
               required)
@@ -272,16 +292,24 @@ def test_image_type_support(cloud, enabled, fmt, bfv, expected):
 
 @pytest.mark.parametrize("enabled,props,expected", [
     (True, {"hw_disk_bus": "virtio", "hw_vif_model": "e1000e",
-            "hw_video_model": "virtio", "hw_cdrom_bus": "scsi"},
+            "hw_video_model": "virtio", "hw_cdrom_bus": "scsi",
+            "hw_architecture": "aarch64",
+            "hw_emulation_architecture": "x86_64"},
      {"COMPUTE_STORAGE_BUS_VIRTIO", "COMPUTE_NET_VIF_MODEL_E1000E",
-      "COMPUTE_GRAPHICS_MODEL_VIRTIO", "COMPUTE_STORAGE_BUS_SCSI"}),
+      "COMPUTE_GRAPHICS_MODEL_VIRTIO", "COMPUTE_STORAGE_BUS_SCSI",
+      "HW_ARCH_AARCH64", "COMPUTE_ARCH_X86_64"}),
     (True, {"hw_disk_bus": "bogus"}, set()),
+    # As Nova: one unknown trait and none is required.
+    (True, {"hw_disk_bus": "virtio", "hw_video_model": "bogus"}, set()),
+    (True, {"hw_disk_bus": "virtio", "hw_viommu_model": "virtio"}, set()),
     (False, {"hw_disk_bus": "virtio"}, set()),
-], ids=["all-props", "unknown-value", "disabled"])
+], ids=["all-props", "unknown-value", "one-unknown", "viommu", "disabled"])
 def test_image_metadata_prefilter(cloud, enabled, props, expected):
     cloud.set("scheduler", "image_metadata_prefilter", enabled)
     req = build(cloud, image={"properties": props})
-    assert req.unsuffixed.required | req.root_required == expected
+    # As Nova: traits of the root provider, not of the unsuffixed group.
+    assert req.root_required == expected
+    assert req.unsuffixed.required == set()
 
 
 @pytest.mark.parametrize("extra,forbidden", [
