@@ -12,7 +12,8 @@ turned into text with ``str()`` and matched with filters.extra_specs_ops
 
 A key without a scope that is neither an attribute nor a stats key is
 ignored (Nova keeps this for old flavors). A path that leads nowhere
-fails the host.
+fails the host. As in Nova, ``hw:maxphysaddr_bits: N`` asks for
+``capabilities:cpu_info:maxphysaddr:bits: >= N``.
 
 Host attributes: the table's numeric columns (free_ram_mb, free_disk_mb,
 total_usable_ram_mb, total_usable_disk_gb, disk_mb_used, vcpus_total,
@@ -23,7 +24,10 @@ supported_instances and stats. Differences from Nova: HostState's
 object-valued attributes (numa_topology, pci_stats, aggregates,
 instances, metrics, limits, service, updated) are not matched; such names
 fall through to stats. ``cpu_info`` matched whole is our JSON rendering
-of the node's cpu_info, not the exact text the compute sent.
+of the node's cpu_info, not the exact text the compute sent. Where
+Nova's matching raises (a numeric operator such as ``>= 4`` against
+text) and so fails the request, the host fails here
+(filters.extra_specs_ops).
 """
 
 import json
@@ -33,6 +37,7 @@ import numpy as np
 from filters import base, extra_specs_ops
 
 _SCOPE = "capabilities"
+_MAXPHYSADDR = "hw:maxphysaddr_bits"
 _COLUMNS = frozenset((
     "free_ram_mb", "free_disk_mb", "total_usable_ram_mb",
     "total_usable_disk_gb", "disk_mb_used", "vcpus_total", "vcpus_used",
@@ -55,7 +60,8 @@ def _specs(request):
     specs = request.memo.get(memo_key)
     if specs is None:
         specs = []
-        for key, req in request.spec.flavor.extra_specs.items():
+        for key, req in _with_maxphysaddr(
+                request.spec.flavor.extra_specs).items():
             path = key.split(":")
             bare = len(path) == 1
             if not bare:
@@ -65,6 +71,17 @@ def _specs(request):
             specs.append((key, tuple(path), bare, req,
                           extra_specs_ops.parse(req)))
         request.memo[memo_key] = specs
+    return specs
+
+
+def _with_maxphysaddr(extra_specs):
+    """The extra specs, hw:maxphysaddr_bits turned into the capability
+    it stands for (Nova does the same)."""
+    bits = extra_specs.get(_MAXPHYSADDR)
+    if bits is None:
+        return extra_specs
+    specs = {k: v for k, v in extra_specs.items() if k != _MAXPHYSADDR}
+    specs[f"{_SCOPE}:cpu_info:maxphysaddr:bits"] = ">= " + bits
     return specs
 
 

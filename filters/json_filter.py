@@ -20,11 +20,33 @@ Nova's evaluation is kept, oddities included:
 - ``not`` gives the list of its arguments negated; a list counts as true
   inside ``and``/``or`` when it is not empty, whatever it holds, and a
   query whose result is a list passes a host when any item is true;
-- an empty query passes every host.
+- an empty query passes every host;
+- ``$stats.KEY`` is text, as in Nova, whose compute node stats hold
+  strings (a number reported as a number is read as its text):
+  ``["=", "$stats.num_instances", "3"]`` may hold, ``["=",
+  "$stats.num_instances", 3]`` never does, and ``["<",
+  "$stats.num_instances", 5]`` compares text with a number, which fails
+  the request (below).
 
-Where Nova would raise (an unknown operator, bad JSON, a number compared
-with a string) the hosts concerned are rejected instead, and why() says
-so.
+Where Nova raises, and so fails the request, we fail it too, with
+JsonQueryError (an InvalidRequestSpec: RPC callers get InvalidRequest)
+that names the query, the host and the values it read: bad JSON, a
+query that is not a list, an unknown operator, the hint given more than
+once, a comparison Python cannot make (text with a number, a list with
+a number...), a ``$name.key`` step into a value that is not a mapping.
+As in Nova, this happens only when the query is evaluated for some host
+(a request whose hosts all went to earlier filters is not failed).
+
+We fail rather than reject the hosts concerned because that is Nova's
+outcome, and because a query that cannot be evaluated is the caller's
+mistake, best reported as such rather than as NoValidHost.
+
+Known differences from Nova: $cpu_info is the node's cpu_info as a
+mapping, so ``$cpu_info.arch`` reads a key (in Nova it is the JSON text,
+and any key fails the request); $host_ip is text (Nova holds an address
+object, equal to no text and not ordered against it); $service,
+$metrics, $numa_topology, $pci_stats, $aggregates, $limits and $updated
+are not offered (they read as nothing).
 
 Queries over the numeric columns only are evaluated on all rows at once;
 the others host by host.
@@ -35,6 +57,7 @@ import json
 import numpy as np
 
 from filters import base
+from scheduler import errors
 
 HINT = "query"
 
@@ -57,18 +80,29 @@ _FIELDS = {
     "cell_uuid": lambda t, r: t.node(r).cell_uuid,
     "host_ip": lambda t, r: t.node(r).host_ip,
     "cpu_info": lambda t, r: t.node(r).cpu_info,
-    "stats": lambda t, r: t.node(r).stats,
-    "supported_instances": lambda t, r: t.node(r).supported_instances,
+    "stats": lambda t, r: _as_text(t.node(r).stats),
+    "supported_instances": lambda t, r: t.node(r).supported_instances or [],
     "instances": lambda t, r: t.instances_on(r),
 }
 
 
-class BadQuery(ValueError):
-    """The query cannot be evaluated at all."""
+class JsonQueryError(errors.InvalidRequestSpec):
+    """The query fails the request, as it makes Nova's filter raise."""
 
 
 class _RowWise(Exception):
     """This query needs host-by-host evaluation."""
+
+
+class _NotAMapping(Exception):
+    """A ``$name.key`` step into a value that has no keys."""
+
+
+def _as_text(stats):
+    """Nova's view of a node's stats: a mapping, maybe empty, with
+    numbers and booleans as text."""
+    return {k: str(v) if isinstance(v, int | float) else v
+            for k, v in (stats or {}).items()}
 
 
 # -- values: Python values for one host, or numpy arrays over rows --------
@@ -149,6 +183,10 @@ OPS = {
 
 # -- the query ------------------------------------------------------------
 
+def _error(text, why):
+    return JsonQueryError(f"scheduler_hints.{HINT}: {text}: {why}")
+
+
 def parse(text):
     """The query of hint text ``text``; None: no query (pass all)."""
     if not text:
@@ -156,24 +194,35 @@ def parse(text):
     try:
         query = json.loads(text)
     except ValueError as exc:
-        raise BadQuery(f"hint query is not valid JSON: {exc}") from None
+        raise _error(text, f"not valid JSON ({exc})") from None
     if not query:
         return None
-    _check(query)
+    _check(query, text)
     return query
 
 
-def _check(query):
+def _check(query, text):
     if not isinstance(query, list):
-        raise BadQuery(f"hint query: expected a list, got {query!r}")
+        raise _error(text, f"expected a list, got {query!r}")
     if not query:
         return
     op = query[0]
     if not isinstance(op, str) or op not in OPS:
-        raise BadQuery(f"hint query: unknown operator {op!r}")
+        raise _error(text, f"unknown operator {op!r}")
     for arg in query[1:]:
         if isinstance(arg, list):
-            _check(arg)
+            _check(arg, text)
+
+
+def request_query(request):
+    """The request's query (None: none, pass all hosts); JsonQueryError
+    when it cannot be evaluated at all."""
+    texts = request.hints(HINT)
+    if len(texts) > 1:
+        # Nova hands the list of them to the JSON parser, which fails.
+        raise _error(json.dumps(list(texts)), "the hint is given "
+                     f"{len(texts)} times, expected once")
+    return parse(texts[0] if texts else None)
 
 
 def variables(query):
@@ -228,25 +277,45 @@ def row_lookup(table, row):
         else:
             return None
         for key in path[1:]:
-            value = value.get(key) if isinstance(value, dict) else None
+            if value is None:
+                return None
+            if isinstance(value, dict):
+                value = value.get(key)
+            elif isinstance(value, str | int | float | list):
+                # Nova calls .get() on it, which raises.
+                raise _NotAMapping(f"{name}: {value!r} has no key {key!r}")
+            else:
+                return None
         return value
     return lookup
 
 
 def passes_row(query, table, row):
     """Whether the host of ``row`` passes; TypeError when the query
-    compares what cannot be compared there."""
+    compares what cannot be compared there, _NotAMapping when it looks
+    a key up in what has none."""
     return bool(outcome(evaluate(query, row_lookup(table, row))))
+
+
+def _seen(query, table, row):
+    """What the query's $names read on ``row``, as text."""
+    lookup = row_lookup(table, row)
+    found = []
+    for name in variables(query):
+        try:
+            found.append(f"{name}={lookup(name)!r}")
+        except _NotAMapping as exc:
+            found.append(str(exc))
+    return ", ".join(found)
 
 
 class JsonFilter(base.BaseFilter):
     name = "JsonFilter"
 
     def mask(self, request, rows):
-        try:
-            query = parse(request.hint(HINT))
-        except BadQuery:
-            return np.zeros(len(rows), bool)
+        if not len(rows):
+            return np.zeros(0, bool)
+        query = request_query(request)
         if query is None:
             return np.ones(len(rows), bool)
         table = request.table
@@ -259,20 +328,15 @@ class JsonFilter(base.BaseFilter):
         for i, row in enumerate(rows):
             try:
                 out[i] = passes_row(query, table, row)
-            except (TypeError, OverflowError):
-                out[i] = False
+            except (TypeError, _NotAMapping) as exc:
+                raise _error(
+                    request.hint(HINT),
+                    f"cannot be evaluated on host {table.hosts[row]} "
+                    f"({_seen(query, table, row)}): {exc}") from None
         return out
 
     def why(self, request, row):
         text = request.hint(HINT)
-        try:
-            query = parse(text)
-        except BadQuery as exc:
-            return str(exc)
-        lookup = row_lookup(request.table, row)
-        seen = ", ".join(f"{v}={lookup(v)!r}" for v in variables(query))
-        try:
-            passes_row(query, request.table, row)
-        except (TypeError, OverflowError) as exc:
-            return f"query {text} cannot be evaluated here ({seen}): {exc}"
-        return f"query {text} is false here ({seen})"
+        query = request_query(request)
+        return (f"query {text} is false here "
+                f"({_seen(query, request.table, row)})")

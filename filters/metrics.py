@@ -1,7 +1,9 @@
 """MetricsFilter: hosts must report every metric [metrics] weight_setting
 weighs, so that MetricsWeigher never meets a missing one. Entries of
 weight_setting that do not parse as name=number are ignored, as Nova
-ignores them. A metric whose value is not a number counts as missing."""
+ignores them; names are taken as written, spaces included, as Nova takes
+them. A metric whose value is not a number counts as missing (Nova's
+host state cannot hold such a value at all)."""
 
 import numpy as np
 
@@ -16,8 +18,8 @@ def weighed_metrics(conf):
             float(ratio)
         except ValueError:
             continue
-        if sep and name.strip():
-            names.append(name.strip())
+        if sep and name:
+            names.append(name)
     return names
 
 

@@ -7,10 +7,21 @@ Nova's host state does, so that the next instance of the request (and
 any request before the node reports again) is judged on what is left.
 
 The share follows the filters' own rules (filters.numa_topology and
-filters.pci_passthrough): the host cells the NUMA filter would assign
-the guest cells to, the page size it would use, the pools the PCI
-filter counts. Pinned CPUs are taken lowest id first, since the filter
-counts pinned CPUs rather than placing them on cores.
+filters.pci_passthrough) and Nova's accounting
+(nova.virt.hardware.numa_usage_from_instance_numa): the guest cells go
+to the host cells Nova would pick; each takes its memory from its host
+cell's memory usage and, where the host lists page sizes, from the
+pages of the size the filter found for it (the smallest when the guest
+asks none, whatever its CPU policy); shared CPUs add to the cell's CPU
+usage; pinned CPUs are taken lowest id first (Nova packs them onto
+sibling threads: the same CPUs on a host without hyperthreads that
+lists its CPUs in order). PCI devices come from the pools the PCI filter
+counts.
+
+Known difference: Nova's host state fails (and logs, and leaves the
+cells as they were) when it takes out a guest cell that asks no page
+size from a host cell that lists none; we take the instance out all the
+same.
 """
 
 import copy
@@ -29,7 +40,9 @@ def after_instance(request, node, cpu_ratio, ram_ratio):
     if spec.numa_topology is not None and node.numa_topology:
         guests, _threads = nt.requested_cells(request)
         topology = numa_after(node.numa_topology, guests, cpu_ratio,
-                              ram_ratio)
+                              ram_ratio, nt.pci_per_cell(
+                                  node.pci_device_pools),
+                              bool(spec.pci_requests))
         if topology is not None:
             changes["numa_topology"] = topology
     if spec.pci_requests and node.pci_device_pools:
@@ -38,12 +51,15 @@ def after_instance(request, node, cpu_ratio, ram_ratio):
     return dataclasses.replace(node, **changes) if changes else node
 
 
-def numa_after(topology, guests, cpu_ratio, ram_ratio):
+def numa_after(topology, guests, cpu_ratio, ram_ratio, pci=None,
+               wants_pci=False):
     """A copy of ``topology`` with ``guests`` (nt.GuestCell) placed on
-    the host cells the filter would pick; None when they do not fit
-    (a forced host skips the filters)."""
+    the host cells Nova would pick (``pci``, ``wants_pci``: as
+    nt.preference takes them); None when they do not fit (a forced host
+    skips the filters)."""
     cells = nt.host_cells(topology)
-    assignment = nt.assign(guests, cells, cpu_ratio, ram_ratio)
+    assignment = nt.assign(guests, cells, cpu_ratio, ram_ratio, pci,
+                           wants_pci)
     if assignment is None:
         return None
     out = copy.deepcopy(topology)
@@ -59,7 +75,7 @@ def _take(cell, guest, host):
     cell["memory_usage"] = int(cell.get("memory_usage") or 0) + guest.memory
     if guest.shared:
         cell["cpu_usage"] = int(cell.get("cpu_usage") or 0) + guest.shared
-    if guest.pinned:
+    if guest.pins and guest.pinned:
         cpus = cell.get("pcpuset") if "pcpuset" in cell else cell.get(
             "cpuset")
         pinned = set(cell.get("pinned_cpus") or ())

@@ -373,9 +373,12 @@ class HostStateTable:
         if not keep:
             self.consumed_generation[row] = -1
             self.free_ram_mb[row] = node.free_ram_mb
+            # Nova's HostState: the lower of the two, when the node
+            # reports disk_available_least at all.
             least = node.disk_available_least
             self.free_disk_mb[row] = 1024 * (
-                least if least is not None else node.free_disk_gb)
+                node.free_disk_gb if least is None
+                else min(least, node.free_disk_gb))
             self.vcpus_used[row] = node.vcpus_used
             stats = node.stats or {}
             self.num_instances[row] = _int(stats.get("num_instances"))
@@ -549,8 +552,9 @@ class HostStateTable:
     def aggregate_number(self, key, how="min"):
         """Per row, the ``how`` (min or max) of the numeric values of
         metadata ``key`` over the row's aggregates; NaN where none of them
-        sets it (as AggregateIoOpsFilter or the weigher multipliers read
-        their per-aggregate overrides)."""
+        sets it, and, as Nova's get_weight_multiplier, where one of them
+        sets it to something that is not a number (the weigher
+        multipliers read their per-aggregate overrides so)."""
         cache_key = (key, how, self.size)
         if self._agg_number_version != self.aggregate_version:
             self._agg_number_cache = {}
@@ -558,8 +562,11 @@ class HostStateTable:
         cached = self._agg_number_cache.get(cache_key)
         if cached is not None:
             return cached
-        values = np.array([_float(r.metadata.get(key)) if r else np.nan
-                           for r in self.agg_records], np.float64)
+        given = np.array([r is not None and key in r.metadata
+                          for r in self.agg_records], bool)
+        values = np.array([_float(r.metadata[key]) if g else np.nan
+                           for r, g in zip(self.agg_records, given,
+                                           strict=True)], np.float64)
         n = self.size
         if not len(values):
             out = np.full(n, np.nan)
@@ -570,7 +577,11 @@ class HostStateTable:
         fill = np.inf if how == "min" else -np.inf
         picked = np.where(member, values, fill)
         out = picked.min(axis=1) if how == "min" else picked.max(axis=1)
-        out[~member.any(axis=1)] = np.nan
+        # A value that is not a number spoils the row's others (NaN
+        # itself included: Nova's answer would hang on set order).
+        spoiled = (self.aggregates[:n] & given & np.isnan(values)).any(
+            axis=1)
+        out[~member.any(axis=1) | spoiled] = np.nan
         out.flags.writeable = False
         self._agg_number_cache[cache_key] = out
         return out

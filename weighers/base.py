@@ -8,7 +8,12 @@ weigher may fix ``minval``/``maxval``), multiplies by the weigher's
 multiplier per host and adds the products up. The multiplier is the
 config option ``multiplier_option`` of ``multiplier_group``, replaced per
 host by the lowest value of aggregate metadata ``aggregate_key`` over the
-host's aggregates, where one sets it.
+host's aggregates, where one sets it. As in Nova, a host one of whose
+aggregates sets the key to something that is not a number gets the
+option (its other aggregates' values are not used either). Known
+difference: "nan" counts as not a number here; Nova takes it (a lone
+one weighs the host NaN, next to others the minimum depends on the
+order of a set).
 """
 
 import numpy as np
@@ -42,9 +47,10 @@ class BaseWeigher:
         return float(getattr(options, self.multiplier_option))
 
     def multiplier(self, request, rows):
-        """The option, or per row the lowest aggregate override: a float
-        when no aggregate sets the key (every row has the option), else
-        an array over ``rows``."""
+        """The option, or per row the lowest aggregate override (the
+        option where an override is not a number): a float when no
+        aggregate sets the key to a number (every row has the option),
+        else an array over ``rows``."""
         key = self.aggregate_key or self.multiplier_option
         table = request.table
         default = self.configured_multiplier()

@@ -1,5 +1,6 @@
-"""DiskWeigher: weigh hosts by free disk (MB; the table already prefers
-disk_available_least over free_disk_gb, as Nova's host state does).
+"""DiskWeigher: weigh hosts by free disk (MB; the table's free_disk_mb is
+the lower of disk_available_least and free_disk_gb, as Nova's host state
+has it).
 
 Positive disk_weight_multiplier spreads, negative stacks.
 """

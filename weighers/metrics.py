@@ -2,7 +2,16 @@
 
 ``[metrics] weight_setting`` lists ``name=ratio`` pairs; a host weighs
 the sum of ``value * ratio``. Malformed pairs are skipped, as Nova
-skips them (with a warning there).
+skips them (with a warning). As in Nova, a name is taken as written:
+``cpu.percent = 1`` names ``"cpu.percent "``, which no host reports.
+
+Values are read as Nova's host state reads a compute node's metrics
+(MonitorMetricList.from_json): the host state table keeps them as the
+node reported them, and for Nova's own metric names (cpu.frequency,
+cpu.*.time, cpu.*percent, numa.membw.*) the weigher takes the whole
+number Nova's MonitorMetric holds, after multiplying the cpu.*percent
+ones by 100 (a compute node stores those as fractions: 0.25 weighs 25).
+Other names, which a Nova compute cannot report, keep their value.
 
 A host missing a metric weighs ``[metrics] weight_of_unavailable``
 (a large negative number by default), unless that metric's ratio times
@@ -28,9 +37,19 @@ from weighers import base
 LOG = logging.getLogger(__name__)
 
 
+# Nova's metric names (MonitorMetricType): its host state holds their
+# values as integers, those of the percentages times 100 first.
+PERCENTAGES = frozenset((
+    "cpu.user.percent", "cpu.kernel.percent", "cpu.idle.percent",
+    "cpu.iowait.percent", "cpu.percent"))
+NOVA_METRICS = PERCENTAGES | frozenset((
+    "cpu.frequency", "cpu.user.time", "cpu.kernel.time", "cpu.idle.time",
+    "cpu.iowait.time", "numa.membw.max", "numa.membw.current"))
+
+
 def parse_setting(entries, option):
     """[(name, ratio)] of ``name=ratio`` entries; bad ones are logged and
-    left out."""
+    left out. Names are not stripped, as Nova does not strip them."""
     good, bad = [], []
     for entry in entries:
         name, sep, value = entry.partition("=")
@@ -38,14 +57,24 @@ def parse_setting(entries, option):
             ratio = float(value)
         except ValueError:
             ratio = None
-        if sep and name.strip() and ratio is not None:
-            good.append((name.strip(), ratio))
+        if sep and name and ratio is not None:
+            good.append((name, ratio))
         else:
             bad.append(entry)
     if bad:
         LOG.warning("ignoring invalid entries of %s: %s", option,
                     ", ".join(bad))
     return good
+
+
+def as_nova_reads(name, values):
+    """Metric ``name``'s reported ``values`` (a float array, NaN where
+    absent) as Nova's host state holds them."""
+    if name in PERCENTAGES:
+        values = values * 100
+    if name in NOVA_METRICS:
+        return np.trunc(values)
+    return values
 
 
 class MetricsWeigher(base.BaseWeigher):
@@ -63,7 +92,7 @@ class MetricsWeigher(base.BaseWeigher):
             return total
         multipliers = self.multipliers(request, rows)
         for name, ratio in setting:
-            values = request.table.metric(name)[rows]
+            values = as_nova_reads(name, request.table.metric(name)[rows])
             absent = np.isnan(values)
             if opts.required:
                 unavailable |= absent

@@ -524,18 +524,56 @@ ALL_SIZES = ["small", "mid", "big"]
          query(["or", [">=", "$hypervisor_version", 0], "$nope"])),
     Case("mixed", ["mid"], query(["and", ["=", "$stats.tag", "mid"],
                                   [">", "$free_ram_mb", 2048]])),
-    Case("bad-json", [], query("[>="), why={"mid": "not valid JSON"}),
-    Case("bad-op", [], query(["~", "$free_ram_mb", 1]),
-         why={"mid": "unknown operator '~'"}),
-    Case("not-a-list", [], query({"a": 1})),
-    # A number against a string: Nova raises, the host is rejected.
-    Case("str-vs-int", [], query([">", "$free_ram_mb", "1024"]),
-         why={"mid": "cannot be evaluated"}),
     Case("str-eq-int", [], query(["=", "$free_ram_mb", "1024"])),
+    # Stats are text, as in Nova: equal to text, never to a number.
+    Case("stats-text", ["mid"], query(["=", "$stats.num_instances", "3"])),
+    Case("stats-not-a-number", [],
+         query(["=", "$stats.num_instances", 3])),
 ])
 def test_json(cloud, case):
     sized(cloud)
     check(cloud, json_filter.JsonFilter, case)
+
+
+@pytest.mark.parametrize("hint,words", [
+    ("[>=", "[>=: not valid JSON"),
+    (["~", "$free_ram_mb", 1], "unknown operator '~'"),
+    (["and", ["=", 1, 1], ["x", 2]], "unknown operator 'x'"),
+    ({"a": 1}, "expected a list, got {'a': 1}"),
+    # Where Nova's comparison raises, the request fails (as in Nova),
+    # naming the host and what the query read there.
+    ([">", "$free_ram_mb", "1024"],
+     "cannot be evaluated on host small ($free_ram_mb=1024): '>' not "
+     "supported between instances of 'int' and 'str'"),
+    (["<", "$stats.num_instances", 5],
+     "($stats.num_instances='0'): '<' not supported"),
+    (["=", "$host.x", 1], "$host.x: 'small' has no key 'x'"),
+], ids=["bad-json", "bad-op", "bad-nested-op", "not-a-list", "str-vs-int",
+        "stat-vs-int", "key-of-text"])
+def test_json_query_that_nova_cannot_run_fails_the_request(cloud, hint,
+                                                          words):
+    sized(cloud)
+    request = cloud.request(query(hint))
+    with pytest.raises(json_filter.JsonQueryError) as caught:
+        json_filter.JsonFilter(cloud.conf).mask(request, cloud.rows())
+    assert caught.value.message.startswith("scheduler_hints.query: ")
+    assert words in caught.value.message
+
+
+def test_json_query_fails_only_when_a_host_runs_it(cloud):
+    # Nova evaluates the query per host: with no host left, no error.
+    sized(cloud)
+    request = cloud.request(query("[>="))
+    mask = json_filter.JsonFilter(cloud.conf).mask(
+        request, np.zeros(0, np.int64))
+    assert mask.shape == (0,)
+
+
+def test_json_query_given_twice_fails(cloud):
+    sized(cloud)
+    request = cloud.request(hints(query=['["=", 1, 1]', '["=", 2, 2]']))
+    with pytest.raises(json_filter.JsonQueryError, match="given 2 times"):
+        json_filter.JsonFilter(cloud.conf).mask(request, cloud.rows())
 
 
 def test_json_vectorised_matches_row_wise(cloud):

@@ -72,6 +72,8 @@ _MOVE = {"requested_destination": {"cell": CELL_A,
                                    "allow_cross_cell_move": True}}
 _CELLS = {"n1": {"cell_uuid": CELL_A}, "n2": {"cell_uuid": CELL_B},
           "n3": {"cell_uuid": CELL_A}}
+# cpu.percent is reported as a fraction and weighed in percent, as
+# Nova reads it: 0.2 weighs 20.
 _SETTING = ("metrics", "weight_setting", ["cpu.percent=-1.0", "mem=0.5"])
 
 CASES = [
@@ -171,31 +173,31 @@ CASES = [
          spec={"requested_destination": {
              "cell": uuid_of("cell-c"), "allow_cross_cell_move": True}}),
     Case("metrics-sum", metrics.MetricsWeigher,
-         _metrics({"cpu.percent": 20, "mem": 100},
-                  {"cpu.percent": 50, "mem": 40},
-                  {"cpu.percent": 10, "mem": 10}),
+         _metrics({"cpu.percent": 0.2, "mem": 100},
+                  {"cpu.percent": 0.5, "mem": 40},
+                  {"cpu.percent": 0.1, "mem": 10}),
          [30, -30, -5], ["n1", "n3", "n2"], conf=(_SETTING,)),
     Case("metrics-no-setting", metrics.MetricsWeigher,
-         _metrics({"cpu.percent": 20}, {}), [0, 0], ["n1", "n2"]),
+         _metrics({"cpu.percent": 0.2}, {}), [0, 0], ["n1", "n2"]),
     Case("metrics-bad-entries-skipped", metrics.MetricsWeigher,
-         _metrics({"cpu.percent": 20}, {"cpu.percent": 50}),
+         _metrics({"cpu.percent": 0.2}, {"cpu.percent": 0.5}),
          [20, 50], ["n2", "n1"],
          conf=(("metrics", "weight_setting",
                 ["bogus", "cpu.percent=1", "x=abc", "=2"]),)),
     Case("metrics-missing-not-required", metrics.MetricsWeigher,
-         _metrics({"cpu.percent": 20, "mem": 100}, {"cpu.percent": 50}),
+         _metrics({"cpu.percent": 0.2, "mem": 100}, {"cpu.percent": 0.5}),
          [30, -10000], ["n1", "n2"],
          conf=(_SETTING, ("metrics", "required", False))),
     Case("metrics-missing-required", metrics.MetricsWeigher,
-         _metrics({"cpu.percent": 20, "mem": 100}, {"cpu.percent": 50}),
+         _metrics({"cpu.percent": 0.2, "mem": 100}, {"cpu.percent": 0.5}),
          [30, -10000], ["n1", "n2"], conf=(_SETTING,)),
     Case("metrics-missing-zero-ratio-ignored", metrics.MetricsWeigher,
-         _metrics({"cpu.percent": 20, "mem": 100}, {"cpu.percent": 50}),
+         _metrics({"cpu.percent": 0.2, "mem": 100}, {"cpu.percent": 0.5}),
          [-20, -50], ["n1", "n2"],
          conf=(("metrics", "weight_setting", ["cpu.percent=-1", "mem=0"]),
                ("metrics", "required", False))),
     Case("metrics-missing-required-zero-ratio", metrics.MetricsWeigher,
-         _metrics({"cpu.percent": 20, "mem": 100}, {"cpu.percent": 50}),
+         _metrics({"cpu.percent": 0.2, "mem": 100}, {"cpu.percent": 0.5}),
          [-20, -1], ["n2", "n1"],
          conf=(("metrics", "weight_setting", ["cpu.percent=-1", "mem=0"]),
                ("metrics", "weight_of_unavailable", -1.0))),
@@ -323,8 +325,8 @@ def test_a_plugin_may_give_multipliers_per_row(cloud):
 def test_metrics_zero_ratio_uses_host_multiplier(cloud):
     # A host whose aggregate zeroes the multiplier skips missing metrics.
     case = Case("m", metrics.MetricsWeigher,
-                _metrics({"cpu.percent": 20, "mem": 100},
-                         {"cpu.percent": 50}, {"cpu.percent": 5}),
+                _metrics({"cpu.percent": 0.2, "mem": 100},
+                         {"cpu.percent": 0.5}, {"cpu.percent": 0.05}),
                 [], [],
                 conf=(_SETTING, ("metrics", "required", False)),
                 aggregates=(("a1", ["n2"],
