@@ -18,18 +18,20 @@ from the database's change log before its next request.
 """
 
 import datetime
+import functools
 import uuid as uuidlib
 
 import oslo_messaging
 import sqlalchemy as sa
 from oslo_log import log as logging
+from oslo_messaging.rpc import server as om_rpc_server
 
 from placement.db import tables
 from rpc import conf as rpc_conf
 from rpc import errors
 from rpc import serializer as serializer_mod
 from scheduler import errors as scheduler_errors
-from scheduler import host_records
+from scheduler import host_records, host_updates
 from scheduler import manager as manager_mod
 from scheduler import request_spec as request_spec_mod
 
@@ -54,7 +56,9 @@ class SchedulerEndpoint:
 
     def __init__(self, scheduler):
         self._scheduler = scheduler
-        self._store = scheduler.store
+        # Where the fanout casts go: gantt's host records, or the host
+        # state in memory when it follows Nova's databases.
+        self._updates = host_updates.for_table(scheduler.table)
 
     # -- calls ------------------------------------------------------------
 
@@ -88,54 +92,57 @@ class SchedulerEndpoint:
 
     def update_aggregates(self, ctxt, aggregates):
         """Host aggregates created or changed (a list, or one)."""
-        def write(txn, found):
-            for agg in found:
-                host_records.update_aggregate(
-                    txn, agg["uuid"], agg["name"], agg["metadata"],
-                    agg["hosts"])
-        self._cast("update_aggregates", write,
-                   lambda: [_aggregate(a) for a in _as_list(aggregates)])
+        self._cast("update_aggregates", self._updates.update_aggregates,
+                   lambda: [host_records.check_aggregate(**_aggregate(a))
+                            for a in _as_list(aggregates)])
 
     def delete_aggregate(self, ctxt, aggregate):
-        self._cast("delete_aggregate",
-                   lambda txn, agg: host_records.delete_aggregate(
-                       txn, agg["uuid"]),
-                   lambda: _aggregate(aggregate, need_name=False))
+        self._cast("delete_aggregate", self._updates.delete_aggregate,
+                   lambda: host_records.check_uuid(
+                       _aggregate(aggregate, need_name=False)["uuid"]))
 
     def update_instance_info(self, ctxt, host_name, instance_info):
         """Instances (an InstanceList or one Instance) now on
         ``host_name``."""
         self._cast("update_instance_info",
-                   lambda txn, instances: host_records.update_instance_info(
-                       txn, host_name, instances),
-                   lambda: _as_list(instance_info))
+                   lambda instances: self._updates.update_instance_info(
+                       host_name, instances),
+                   lambda: _host(host_name) and host_records.check_instances(
+                       _as_list(instance_info)))
 
     def delete_instance_info(self, ctxt, host_name, instance_uuid):
         self._cast("delete_instance_info",
-                   lambda txn, _: host_records.delete_instance_info(
-                       txn, host_name, instance_uuid))
+                   lambda uuid: self._updates.delete_instance_info(
+                       host_name, uuid),
+                   lambda: _host(host_name) and host_records.check_uuid(
+                       instance_uuid, "instance uuid"))
 
     def sync_instance_info(self, ctxt, host_name, instance_uuids):
         """``instance_uuids`` are every instance on ``host_name``."""
         def check():
+            _host(host_name)
             if not isinstance(instance_uuids, list | tuple):
                 raise host_records.HostRecordError(
                     "instance_uuids: expected a list of uuids")
-            return instance_uuids
+            return [host_records.check_uuid(u, "instance uuid")
+                    for u in instance_uuids]
         self._cast("sync_instance_info",
-                   lambda txn, uuids: host_records.sync_instance_info(
-                       txn, host_name, uuids), check)
+                   lambda uuids: self._updates.sync_instance_info(
+                       host_name, uuids), check)
 
-    def _cast(self, method, write, check=lambda: None):
-        """Apply a cast in one transaction: all of it, or (bad input,
-        logged) none of it."""
+    def _cast(self, method, apply, check):
+        """Apply a cast: all of it, or (bad input, logged) none of it."""
         try:
-            value = check()
-            self._store.write(write, value)
+            apply(check())
         except (*_RECORD_ERRORS, serializer_mod.InvalidPrimitive) as exc:
             LOG.warning("Ignored %s cast: %s", method, exc)
             return
         LOG.debug("Applied %s", method)
+
+
+def _host(value):
+    """A host name as the records take it (HostRecordError otherwise)."""
+    return host_records.check_name(value, "host_name")
 
 
 class BaseEndpoint:
@@ -392,10 +399,56 @@ def target(conf):
                                  server=conf.host)
 
 
+class _CastsInOrder:
+    """The server's executor: calls go to a pool of threads, casts
+    (messages that expect no reply) to one thread of their own, in the
+    order they were submitted."""
+
+    def __init__(self, pool_cls, max_workers):
+        self._calls = pool_cls(max_workers=max_workers)
+        self._casts = pool_cls(max_workers=1)
+
+    def submit(self, fn, incoming, *args, **kwargs):
+        message = incoming[0] if isinstance(incoming, list) else incoming
+        executor = self._calls if _expects_reply(message) else self._casts
+        return executor.submit(fn, incoming, *args, **kwargs)
+
+    def shutdown(self, wait=True):
+        self._casts.shutdown(wait=wait)
+        self._calls.shutdown(wait=wait)
+
+
+def _expects_reply(message):
+    """Whether an incoming message is a call. The AMQP drivers keep the
+    caller's message id as orig_msg_id (msg_id is made up when a cast
+    has none)."""
+    return bool(getattr(message, "orig_msg_id",
+                        getattr(message, "msg_id", None)))
+
+
+class OrderedCastsServer(om_rpc_server.RPCServer):
+    """oslo.messaging's RPC server, with the casts applied one at a time
+    in the order they arrived.
+
+    The stock server hands every message to its thread pool, so two
+    casts from one sender may run at once and finish in either order: a
+    delete_aggregate could land before the update_aggregates sent ahead
+    of it and leave the aggregate behind. The broker delivers one
+    sender's messages in order and the listener submits them in that
+    order, so one thread for the casts keeps it; calls still share the
+    pool."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._executor_cls = functools.partial(_CastsInOrder,
+                                               self._executor_cls)
+
+
 def build_server(conf, scheduler, transport=None):
     """An oslo.messaging RPC server for ``scheduler`` (threading executor,
-    Nova serializer); not started. Without ``transport``, one is made
-    from ``conf`` (the caller cleans it up: ``server.transport``)."""
+    casts in order, Nova serializer); not started. Without
+    ``transport``, one is made from ``conf`` (the caller cleans it up:
+    ``server.transport``)."""
     rpc_conf.register_opts(conf)
     if transport is None:
         transport = rpc_conf.get_transport(conf)
@@ -403,4 +456,5 @@ def build_server(conf, scheduler, transport=None):
     # eventlet has monkey-patched the process (passing it is deprecated).
     return oslo_messaging.get_rpc_server(
         transport, target(conf), endpoints(scheduler),
-        serializer=_ServerSerializer(serializer_mod.NovaSerializer()))
+        serializer=_ServerSerializer(serializer_mod.NovaSerializer()),
+        server_cls=OrderedCastsServer)

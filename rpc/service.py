@@ -33,7 +33,7 @@ from placement.db import store as store_mod
 from rpc import conf as rpc_conf
 from rpc import server as server_mod
 from scheduler import conf as scheduler_conf
-from scheduler import host_options, manager
+from scheduler import host_options, host_updates, manager
 
 LOG = logging.getLogger("rpc.service")
 
@@ -238,6 +238,15 @@ def _kill(pid):
         pass
 
 
+def _check_host_source(conf):
+    """A host state source that can be used, or cfg.Error."""
+    if (conf.scheduler.host_state_source == host_options.NOVA
+            and not conf.api_database.connection):
+        raise cfg.Error("[scheduler] host_state_source = nova needs "
+                        "[api_database] connection, the URL of Nova's API "
+                        "database")
+
+
 def _check_transport(conf):
     """A transport URL oslo.messaging can use, or cfg.Error."""
     try:
@@ -251,6 +260,7 @@ def main(argv=None):
     try:
         conf = build_conf(argv)
         _check_transport(conf)
+        _check_host_source(conf)
     except cfg.Error as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)
         return 2
@@ -265,9 +275,14 @@ def main(argv=None):
     try:
         # Bring the schema up to date once, before any worker connects.
         store_mod.Store.open(conf).dispose()
+        # And see that the host state source answers, once.
+        host_updates.check_source(conf)
         if workers == 1:
             return run(conf)
         return supervise(conf, workers)
+    except host_updates.SourceError as exc:
+        LOG.error("%s: %s", PROG, exc)
+        return 1
     except Exception:
         LOG.exception("%s failed", PROG)
         return 1

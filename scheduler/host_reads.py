@@ -68,6 +68,9 @@ class Service:
     forced_down: bool = False
     # Naive UTC; None: no heartbeat yet.
     last_seen_up: datetime.datetime | None = None
+    # Nova's service version (nova-compute's report); None: unknown, as
+    # for gantt's own records.
+    version: int | None = None
 
 
 @dataclasses.dataclass(frozen=True)

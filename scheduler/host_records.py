@@ -16,6 +16,7 @@ import uuid as uuidlib
 import sqlalchemy as sa
 
 from placement.db import fastsql, store, tables
+from scheduler import host_reads
 
 _cn = tables.compute_nodes
 _svc = tables.compute_services
@@ -462,15 +463,35 @@ def _metadata(metadata):
     return dict(metadata)
 
 
+def check_aggregate(uuid, name, metadata=None, hosts=()):
+    """(uuid, name, metadata, hosts) of a host aggregate, checked and
+    made canonical; HostRecordError for a value a record cannot hold."""
+    return (_uuid(uuid), _name(name, "name"), _metadata(metadata or {}),
+            frozenset(_name(h, "hosts[]") for h in hosts))
+
+
+def check_instances(items):
+    """host_reads.Instance records of instances given as uuids,
+    mappings or objects with uuid, flavor_id and project_id."""
+    return [host_reads.Instance(uuid, None, flavor_id, project_id)
+            for uuid, flavor_id, project_id in map(_instance, items)]
+
+
+def check_uuid(value, what="uuid"):
+    return _uuid(value, what)
+
+
+def check_name(value, what):
+    return _name(value, what)
+
+
 @store.writer
 def update_aggregate(txn, uuid, name, metadata=None, hosts=()):
     """Create or replace the host aggregate ``uuid``: its name, metadata
     (strings: availability_zone, filter_tenant_id, ...) and member
     hosts."""
-    uuid = _uuid(uuid)
-    name = _name(name, "name")
-    metadata = _metadata(metadata or {})
-    hosts = {_name(h, "hosts[]") for h in hosts}
+    uuid, name, metadata, hosts = check_aggregate(uuid, name, metadata,
+                                                  hosts)
     agg_id = txn.scalar(sa.select(_agg.c.id).where(_agg.c.uuid == uuid))
     if agg_id is None:
         agg_id = txn.execute(_agg.insert().values(

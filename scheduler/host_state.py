@@ -129,7 +129,7 @@ class HostStateTable:
     """Columnar host state for one store. ``conf``: a ConfigOpts (the
     options of scheduler.host_options are registered on it)."""
 
-    def __init__(self, store, conf, clock=time.time):
+    def __init__(self, store, conf, clock=time.time, source=None):
         host_options.register_opts(conf)
         self.store = store
         self.conf = conf
@@ -145,10 +145,25 @@ class HostStateTable:
         self._agg_number_cache = {}
         self._agg_number_version = -1
         self._clear()
-        store.add_listener(self._on_commit)
+        # Where the records come from: None for gantt's own host records
+        # in ``store``; otherwise an object with refresh(table) and
+        # close() (scheduler.nova_db.source.NovaHostSource) that feeds
+        # the table through replace_all() and apply().
+        self.source = source
+        if source is None:
+            store.add_listener(self._on_commit)
+
+    @property
+    def follows_store(self):
+        """Whether the records are gantt's own, read with the store's
+        transactions (sync_in) and its change log."""
+        return self.source is None
 
     def close(self):
-        self.store.remove_listener(self._on_commit)
+        if self.source is None:
+            self.store.remove_listener(self._on_commit)
+        else:
+            self.source.close()
 
     # -- state -----------------------------------------------------------
 
@@ -233,7 +248,10 @@ class HostStateTable:
         """Bring the table up to date with the database: a full load the
         first time, then only what changed."""
         with self.lock:
-            self.store.read(self.sync_in, snapshot=True)
+            if self.source is not None:
+                self.source.refresh(self)
+            else:
+                self.store.read(self.sync_in, snapshot=True)
 
     def sync_in(self, txn):
         """sync() inside the caller's read transaction ``txn``."""
@@ -247,24 +265,38 @@ class HostStateTable:
         """Forget everything and load it all again."""
         with self.lock:
             self._clear()
-            self.store.read(self._full_load, snapshot=True)
+            if self.source is not None:
+                self.source.refresh(self)
+            else:
+                self.store.read(self._full_load, snapshot=True)
 
     def _full_load(self, txn):
         self._clear()
         self._cursor.start(*host_reads.log_position(
             txn, change_cursor.GAP_WINDOW))
-        aggs = host_reads.aggregates(txn)
-        self._apply_aggregates(aggs, aggs.keys())
-        self.services = host_reads.services(txn)
-        self.instances = host_reads.instances(txn)
-        self.instance_host = {uuid: host
-                              for host, held in self.instances.items()
-                              for uuid in held}
-        for node in host_reads.compute_nodes(txn):
-            self._set_node(node)
-        self.loaded = True
-        self.full_loads += 1
-        self.version += 1
+        self.replace_all(host_reads.aggregates(txn),
+                         host_reads.services(txn),
+                         host_reads.instances(txn),
+                         host_reads.compute_nodes(txn))
+
+    def replace_all(self, aggregates, services, instances, nodes):
+        """Hold exactly these records: {aggregate uuid: Aggregate},
+        {host: Service}, {host: {instance uuid: Instance}} and compute
+        nodes (host_reads records). A source's full load."""
+        with self.lock:
+            self._clear()
+            self._apply_aggregates(aggregates, aggregates.keys())
+            self.services = dict(services)
+            self.instances = {host: dict(held)
+                              for host, held in instances.items() if held}
+            self.instance_host = {uuid: host
+                                  for host, held in self.instances.items()
+                                  for uuid in held}
+            for node in nodes:
+                self._set_node(node)
+            self.loaded = True
+            self.full_loads += 1
+            self.version += 1
 
     def _catch_up(self, txn):
         pruned_below, changed = host_reads.changes_since(
@@ -294,36 +326,50 @@ class HostStateTable:
         refs = {}
         for kind, ref in todo:
             refs.setdefault(kind, set()).add(ref)
-        hosts = set()
-        wanted = refs.get(records.AGGREGATE)
-        if wanted:
-            hosts |= self._apply_aggregates(
-                host_reads.aggregates(txn, wanted), wanted)
-        wanted = refs.get(records.SERVICE)
-        if wanted:
-            found = host_reads.services(txn, wanted)
-            for host in wanted:
-                if host in found:
-                    self.services[host] = found[host]
-                else:
-                    self.services.pop(host, None)
-            hosts |= wanted
-        wanted = refs.get(records.INSTANCES)
-        if wanted:
-            found = host_reads.instances(txn, wanted)
-            for host in wanted:
-                self._set_instances(host, found.get(host))
-        wanted = refs.get(records.NODE)
-        if wanted:
-            found = host_reads.compute_nodes(txn, wanted)
-            for uuid in wanted - {n.uuid for n in found}:
-                self._drop(uuid)
-            for node in found:
-                self._set_node(node)
-        for host in hosts:
-            for row in self.rows_by_host.get(host, ()):
-                self._set_host_columns(row)
-        self.version += 1
+        changed = {}
+        readers = ((records.AGGREGATE, "aggregates", host_reads.aggregates),
+                   (records.SERVICE, "services", host_reads.services),
+                   (records.INSTANCES, "instances", host_reads.instances),
+                   (records.NODE, "nodes", host_reads.compute_nodes))
+        for kind, name, read in readers:
+            wanted = refs.get(kind)
+            if wanted:
+                changed[name] = (read(txn, wanted), wanted)
+        self.apply(**changed)
+
+    def apply(self, aggregates=None, services=None, instances=None,
+              nodes=None):
+        """Records that may have changed, each kind as (found, wanted):
+        ``wanted`` names what was looked for (aggregate uuids, hosts,
+        hosts, compute node uuids), ``found`` what exists of it now
+        ({uuid: Aggregate}, {host: Service}, {host: {uuid: Instance}},
+        a list of ComputeNode); what was wanted and not found is gone."""
+        with self.lock:
+            hosts = set()
+            if aggregates is not None:
+                hosts |= self._apply_aggregates(*aggregates)
+            if services is not None:
+                found, wanted = services
+                for host in wanted:
+                    if host in found:
+                        self.services[host] = found[host]
+                    else:
+                        self.services.pop(host, None)
+                hosts |= set(wanted)
+            if instances is not None:
+                found, wanted = instances
+                for host in wanted:
+                    self._set_instances(host, found.get(host))
+            if nodes is not None:
+                found, wanted = nodes
+                for uuid in set(wanted) - {n.uuid for n in found}:
+                    self._drop(uuid)
+                for node in found:
+                    self._set_node(node)
+            for host in hosts:
+                for row in self.rows_by_host.get(host, ()):
+                    self._set_host_columns(row)
+            self.version += 1
 
     def _apply_aggregates(self, found, wanted):
         """Aggregates ``wanted`` are now ``found`` (missing: deleted);
@@ -535,6 +581,17 @@ class HostStateTable:
     def cell_code(self, cell_uuid):
         """Code of a cell in the cell column; -1 when no node is in it."""
         return self.cells.find(cell_uuid)
+
+    def min_compute_service_version(self):
+        """The lowest Nova service version among the compute services
+        that are not forced down, as Nova's owner_nova request filter
+        asks it; None when no service reports one (gantt's own
+        records)."""
+        if self.source is not None:
+            return self.source.min_compute_service_version()
+        versions = [s.version for s in self.services.values()
+                    if s.version and not s.forced_down]
+        return min(versions) if versions else None
 
     def zone(self, row):
         return self.availability_zones.name(int(self.az[row]))

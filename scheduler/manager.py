@@ -44,6 +44,7 @@ from scheduler import (
     host_filtering,
     host_request,
     host_state,
+    host_updates,
     request_spec,
     resource_request,
     selection,
@@ -79,8 +80,9 @@ class Scheduler:
         self.store = store or store_mod.Store.open(conf)
         self.placement = direct.PlacementDirect(self.store)
         self.engine = engine_mod.CandidatesEngine(self.store, conf)
-        self.table = host_state.HostStateTable(self.store, conf,
-                                               clock=clock)
+        self.table = host_state.HostStateTable(
+            self.store, conf, clock=clock,
+            source=host_updates.source_for(conf, clock=clock))
         resource_request.warn_unsupported_options(conf)
         self.filters = host_filtering.FilterChain(host_filtering.load(conf))
         self.weighers = combine.load(conf)
@@ -169,21 +171,29 @@ class Scheduler:
         in one read transaction (one round trip instead of two); skipped
         when the store's watches (Store.open_watches: SQLite's
         data_version, a change feed) all say nobody else committed since
-        the last read."""
+        the last read. A table fed by a host state source (Nova's
+        databases) follows that source at its own pace instead."""
+        table, index = self.table, self.engine.index
+        own_records = table.follows_store
+        if not own_records:
+            table.sync()
+
         def both(txn):
-            self.table.sync_in(txn)
-            self.engine.index.sync_in(txn)
+            if own_records:
+                table.sync_in(txn)
+            index.sync_in(txn)
         watches = self._watches
-        with self.table.lock, self.engine.index.lock:
+        with table.lock, index.lock:
             # Every watch is asked: each counts what it saw as read.
             must = [watch.begin_read() for watch in watches]
             quiet = bool(watches) and not any(must)
             # This process's own writes that were not applied at commit
             # (table.dirty, index.dirty) are read back whatever the
             # watches say.
-            if (quiet and self.table.loaded and self.engine.index.loaded
-                    and not self.table.dirty
-                    and not self.engine.index.dirty):
+            table_current = not own_records or (table.loaded
+                                                and not table.dirty)
+            if (quiet and table_current and index.loaded
+                    and not index.dirty):
                 self.stats["syncs_skipped"] += 1
                 return
             try:

@@ -27,7 +27,9 @@ _DEFAULT_DRIVERS = {"postgresql": ("psycopg2", "psycopg"),
                     "mariadb": ("MySQLdb", "pymysql")}
 
 
-def _with_installed_driver(url):
+def with_installed_driver(url):
+    """``url`` with the driver of our extras when it names none and the
+    usual one is not installed."""
     backend = url.get_backend_name()
     if backend in _DEFAULT_DRIVERS and "+" not in url.drivername:
         default_module, ours = _DEFAULT_DRIVERS[backend]
@@ -38,7 +40,7 @@ def _with_installed_driver(url):
 
 def create_engine(conf, url=None):
     """An engine for ``url`` (default: the configured database)."""
-    url = _with_installed_driver(
+    url = with_installed_driver(
         sa.make_url(url or conf_mod.database_url(conf)))
     db = conf.placement_database
     backend = url.get_backend_name()
