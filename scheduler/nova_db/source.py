@@ -50,6 +50,7 @@ import urllib.parse
 import sqlalchemy as sa
 
 from placement.db import engine as engine_mod
+from scheduler import conf as scheduler_conf
 from scheduler import host_reads, host_records, host_updates
 from scheduler.nova_db import options, rows
 from scheduler.nova_db import schema as s
@@ -154,6 +155,7 @@ class NovaHostSource:
 
     def __init__(self, conf, clock=time.time):
         options.register_opts(conf)
+        scheduler_conf.register_opts(conf)
         url = conf.api_database.connection
         if not url:
             raise NovaSourceError(
@@ -429,6 +431,9 @@ class NovaHostSource:
                 sa.select(*_SERVICE_COLUMNS)
                 .where(s.services.c.binary == s.COMPUTE_BINARY,
                        self._worth_a_look(cell, now))).mappings().all()
+            moved = None
+            if not self.conf.filter_scheduler.track_instance_changes:
+                moved = self._moved_instances(cell, conn)
             cell.polls += 1
             if cell.polls % _VERSION_EVERY == 0:
                 cell.min_version = self._min_version(conn)
@@ -447,31 +452,47 @@ class NovaHostSource:
         if came_or_went:
             touched |= {u for u, r in cell.nodes.items()
                         if r["host"] in came_or_went}
-        if not hosts and not touched:
-            return None
         change = {}
+        if moved:
+            change["instances"] = moved
+        if not hosts and not touched:
+            return change or None
         if touched:
             found = self._nodes_of(cell, touched)
             arriving = {n.host for n in found} - self._table_hosts(
-                {n.host for n in found}, touched)
+                {n.host for n in found})
             change["nodes"] = (found, touched)
             if arriving:
-                change["instances"] = (
-                    self._read_instances(cell, arriving), arriving)
+                found, wanted = change.get("instances", ({}, set()))
+                found = {**found, **self._read_instances(cell, arriving)}
+                change["instances"] = (found, wanted | arriving)
         if hosts:
             change["services"] = (
                 {h: cell.records[h] for h in hosts if h in cell.records},
                 hosts)
         return change
 
-    def _table_hosts(self, hosts, leaving):
-        """Which of ``hosts`` have nodes in the table other than
-        ``leaving`` (read under the table's lock)."""
+    def _moved_instances(self, cell, conn):
+        """With [filter_scheduler] track_instance_changes off, computes
+        send no instance casts (Nova's scheduler then reads each host's
+        instances per request): the hosts whose instances changed since
+        the last poll (instances.updated_at is indexed), re-read; as
+        (found, wanted) for HostStateTable.apply."""
+        t = s.instances
+        hosts = {r.host for r in conn.execute(
+            sa.select(t.c.host).distinct().where(
+                t.c.updated_at >= cell.window.since,
+                t.c.host.is_not(None)))}
+        if not hosts:
+            return None
+        return self._read_instances(cell, hosts, conn), hosts
+
+    def _table_hosts(self, hosts):
+        """Which of ``hosts`` have nodes in the table already (their
+        instances are known)."""
         table = self._table
         with table.lock:
-            return {h for h in hosts
-                    if any(table.uuids[r] not in leaving
-                           for r in table.rows_by_host.get(h, ()))}
+            return {h for h in hosts if table.rows_by_host.get(h)}
 
     def _changed_nodes(self, cell, conn, now):
         """(row, key) of the compute node rows that may have changed
@@ -571,22 +592,22 @@ class NovaHostSource:
                     self.conf))
         return out
 
-    def _read_instances(self, cell, hosts):
+    def _read_instances(self, cell, hosts, conn=None):
         """{host: {uuid: Instance}} of the live instances on ``hosts``."""
+        if conn is None:
+            with cell.engine.connect() as conn:
+                return self._read_instances(cell, hosts, conn)
         out = {}
-        if not hosts:
-            return out
         t = s.instances
         query = sa.select(t.c.uuid, t.c.host, t.c.project_id).where(
             t.c.deleted == 0)
-        with cell.engine.connect() as conn:
-            chunks = sorted(hosts)
-            for start in range(0, len(chunks), host_reads.CHUNK):
-                part = chunks[start:start + host_reads.CHUNK]
-                for uuid, host, project in conn.execute(
-                        query.where(t.c.host.in_(part))):
-                    out.setdefault(host, {})[uuid] = host_reads.Instance(
-                        uuid, host, None, project)
+        chunks = sorted(hosts)
+        for start in range(0, len(chunks), host_reads.CHUNK):
+            part = chunks[start:start + host_reads.CHUNK]
+            for uuid, host, project in conn.execute(
+                    query.where(t.c.host.in_(part))):
+                out.setdefault(host, {})[uuid] = host_reads.Instance(
+                    uuid, host, None, project)
         return out
 
     def _cell_of_host(self, host):

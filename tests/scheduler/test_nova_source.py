@@ -13,6 +13,7 @@ import pytest
 import sqlalchemy as sa
 from oslo_config import cfg
 
+from scheduler import conf as scheduler_conf
 from scheduler import host_options, host_state
 from scheduler.nova_db import options as nova_options
 from scheduler.nova_db import source as source_mod
@@ -45,6 +46,7 @@ def make_conf(nova, **overrides):
     conf([], default_config_files=[])
     host_options.register_opts(conf)
     nova_options.register_opts(conf)
+    scheduler_conf.register_opts(conf)
     fixture = nova_cloud.cloud()
     conf.set_override("host_state_source", "nova", "scheduler")
     conf.set_override("connection", nova.urls["api"], "api_database")
@@ -410,6 +412,34 @@ def test_a_service_without_heartbeat_goes_down_and_comes_back(nova):
         table.close()
 
 
+def test_without_instance_casts_instances_are_read_as_they_change(nova):
+    conf = make_conf(nova)
+    conf.set_override("track_instance_changes", False, "filter_scheduler")
+    clock = Clock()
+    source = source_mod.NovaHostSource(conf, clock=clock)
+    table = host_state.HostStateTable(None, conf, clock=clock,
+                                      source=source)
+    try:
+        table.sync()
+        row = _row(table, "cn5")
+        before = set(table.instances_on(row))
+        instance = dict(nova.rows("cell2", "instances")[0])
+        instance.update(id=960, uuid="44444444-5555-4666-8777-888888888888",
+                        host="cn5", updated_at=_at(2))
+        nova.insert("cell2", "instances", [_plain(instance)])
+        table.sync()
+        assert set(table.instances_on(row)) == before | {instance["uuid"]}
+        # Nova's soft delete keeps updated_at; the save just before it
+        # moved it, so the host is read again while the row is recent.
+        nova.execute("cell2", sa.text(
+            "UPDATE instances SET deleted = id, deleted_at = :at "
+            "WHERE id = 960"), {"at": _at(3)})
+        table.sync()
+        assert set(table.instances_on(row)) == before
+    finally:
+        table.close()
+
+
 # -- the casts, in memory -------------------------------------------------
 
 
@@ -466,7 +496,6 @@ def test_the_scheduler_places_on_novas_hosts(nova, sqlite_store):
     import uuid as uuidlib
 
     from placement import direct
-    from scheduler import conf as scheduler_conf
     from scheduler import manager
     conf = sqlite_store.conf
     scheduler_conf.register_opts(conf)
