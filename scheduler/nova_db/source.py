@@ -38,7 +38,8 @@ and is tried again at the next poll.
 Locks: the source's own lock guards what it holds of Nova's rows; the
 table's lock guards the table. Where both are held, the table's is
 taken first (a decision's first load, an inline poll); the poller thread
-and the casts take them one after the other, never one inside the other.
+and the casts take them one after the other, never one inside the
+other.
 """
 
 import datetime
@@ -168,7 +169,13 @@ class NovaHostSource:
         self._api = _engine(url)
         self._cells = {}  # cell uuid -> _Cell
         self._agg_print = None
+        self._agg_known = set()
         self._api_read = None
+        self._api_failing = False
+        # host -> uuids of its nodes handed to the table (which hosts'
+        # instances the table knows already), and uuid -> host.
+        self._handed = {}
+        self._handed_host = {}
         self._lock = threading.RLock()
         self._table = None
         self._stop = threading.Event()
@@ -228,7 +235,13 @@ class NovaHostSource:
             for cell in self._cells.values():
                 cell.close()
             self._cells = {}
-            aggregates = self._read_aggregates()
+            try:
+                aggregates = self._read_aggregates()
+            except sa.exc.SQLAlchemyError as exc:
+                raise NovaSourceError(
+                    f"cannot read Nova's API database ([api_database] "
+                    f"connection): {_first_line(exc)}") from None
+            self._handed, self._handed_host = {}, {}
             services, instances, nodes = {}, {}, []
             for uuid, (name, url) in mappings.items():
                 cell = self._cells[uuid] = _Cell(uuid, name, url,
@@ -241,6 +254,7 @@ class NovaHostSource:
                 services.update(found["services"][0])
                 instances.update(found["instances"][0])
                 nodes.extend(found["nodes"][0])
+                self._hand(found["nodes"])
             table.replace_all(aggregates, services, instances, nodes)
             self.polls += 1
             LOG.info("Loaded %d compute nodes, %d services and %d "
@@ -258,9 +272,9 @@ class NovaHostSource:
             if (self._interval <= 0 or self._api_read is None
                     or now - self._api_read >= _API_EVERY):
                 try:
-                    changes += self._poll_api(table)
+                    changes += self._poll_api()
                     self._api_read = now
-                except sa.exc.SQLAlchemyError as exc:
+                except (sa.exc.SQLAlchemyError, NovaSourceError) as exc:
                     self._api_failed(exc)
             for cell in list(self._cells.values()):
                 try:
@@ -268,6 +282,7 @@ class NovaHostSource:
                         found = self._poll_cell(cell, now)
                     else:
                         found = self._load_cell(cell)
+                        self._hand(found["nodes"])
                 except sa.exc.SQLAlchemyError as exc:
                     self._cell_failed(cell, exc)
                     continue
@@ -290,8 +305,21 @@ class NovaHostSource:
     def _now(self):
         return _EPOCH + datetime.timedelta(seconds=self._clock())
 
+    def _hand(self, nodes):
+        """Note a (found, wanted) node change as handed to the table."""
+        found, wanted = nodes
+        for uuid in wanted:
+            host = self._handed_host.pop(uuid, None)
+            if host is not None:
+                self._handed[host].discard(uuid)
+                if not self._handed[host]:
+                    del self._handed[host]
+        for node in found:
+            self._handed_host[node.uuid] = node.host
+            self._handed.setdefault(node.host, set()).add(node.uuid)
+
     def _api_failed(self, exc):
-        if not getattr(self, "_api_failing", False):
+        if not self._api_failing:
             LOG.warning("Nova API database not readable, keeping the last "
                         "cell mappings and aggregates: %s", _first_line(exc))
         self._api_failing = True
@@ -353,12 +381,14 @@ class NovaHostSource:
                     s.aggregate_metadata.c.key,
                     s.aggregate_metadata.c.value)):
                 metadata.setdefault(agg_id, {})[key] = value
-        return {r.uuid: host_reads.Aggregate(
-                    r.uuid, r.name, metadata.get(r.id, {}),
-                    frozenset(hosts.get(r.id, ())))
-                for r in found if r.uuid}
+        out = {r.uuid: host_reads.Aggregate(
+                   r.uuid, r.name, metadata.get(r.id, {}),
+                   frozenset(hosts.get(r.id, ())))
+               for r in found if r.uuid}
+        self._agg_known = set(out)
+        return out
 
-    def _poll_api(self, table):
+    def _poll_api(self):
         """Changes from the API database: cells gone, cells new,
         aggregates."""
         changes = []
@@ -371,9 +401,11 @@ class NovaHostSource:
                          "leave the host state", cell.name, uuid)
                 del self._cells[uuid]
                 hosts = set(cell.services) | cell.hosts_of(cell.nodes)
-                changes.append({"services": ({}, set(cell.services)),
-                                "instances": ({}, hosts),
-                                "nodes": ([], set(cell.nodes))})
+                gone = {"services": ({}, set(cell.services)),
+                        "instances": ({}, hosts),
+                        "nodes": ([], set(cell.nodes))}
+                self._hand(gone["nodes"])
+                changes.append(gone)
                 cell.close()
         for uuid, (name, url) in mappings.items():
             if uuid not in self._cells:
@@ -383,9 +415,8 @@ class NovaHostSource:
         with self._api.connect() as conn:
             moved = self._aggregates_print(conn) != self._agg_print
         if moved:
+            known = self._agg_known
             found = self._read_aggregates()
-            with table.lock:
-                known = {r.uuid for r in table.agg_records if r is not None}
             changes.append({"aggregates": (found, known | set(found))})
         return changes
 
@@ -459,9 +490,9 @@ class NovaHostSource:
             return change or None
         if touched:
             found = self._nodes_of(cell, touched)
-            arriving = {n.host for n in found} - self._table_hosts(
-                {n.host for n in found})
+            arriving = {n.host for n in found} - self._handed.keys()
             change["nodes"] = (found, touched)
+            self._hand(change["nodes"])
             if arriving:
                 found, wanted = change.get("instances", ({}, set()))
                 found = {**found, **self._read_instances(cell, arriving)}
@@ -486,13 +517,6 @@ class NovaHostSource:
         if not hosts:
             return None
         return self._read_instances(cell, hosts, conn), hosts
-
-    def _table_hosts(self, hosts):
-        """Which of ``hosts`` have nodes in the table already (their
-        instances are known)."""
-        table = self._table
-        with table.lock:
-            return {h for h in hosts if table.rows_by_host.get(h)}
 
     def _changed_nodes(self, cell, conn, now):
         """(row, key) of the compute node rows that may have changed

@@ -365,6 +365,24 @@ def test_an_unreadable_cell_keeps_its_hosts(nova, table, caplog):
     assert table.free_ram_mb[_row(table, "cn1")] == 777
 
 
+def test_an_unreadable_api_database_keeps_cells_and_aggregates(
+        nova, table, caplog):
+    before = (_hosts(table), table.zone(_row(table, "cn1")))
+    nova.execute("api", sa.text(
+        "ALTER TABLE cell_mappings RENAME TO cell_mappings_away"))
+    try:
+        with caplog.at_level(logging.WARNING):
+            table.sync()
+            table.sync()
+        assert (_hosts(table), table.zone(_row(table, "cn1"))) == before
+        assert caplog.text.count("Nova API database not readable") == 1
+    finally:
+        nova.execute("api", sa.text(
+            "ALTER TABLE cell_mappings_away RENAME TO cell_mappings"))
+    table.sync()
+    assert _hosts(table) == before[0]
+
+
 def test_a_thread_follows_nova_between_decisions(nova):
     import time
     conf = make_conf(nova, **{"scheduler.host_state_poll_interval": 0.05})
