@@ -129,11 +129,11 @@ def schedulable(row):
 
 
 def service(row, cutoff):
-    """The record of a nova-compute services row, judged at a time whose
-    heartbeat cutoff (now less service_down_time, naive UTC) is
-    ``cutoff``: a service that reported since then is up until the next
-    look (``last_seen_up`` None, as for a service that needs no
-    heartbeat), one that did not keeps its last heartbeat and is down."""
+    """The record of a nova-compute services row. ``cutoff`` (naive UTC)
+    is the oldest heartbeat that surely stays recent enough until the
+    next look: a service that reported since then is up until that look
+    (``last_seen_up`` None, as for a service that needs no heartbeat);
+    an older one keeps its heartbeat, judged at each decision's time."""
     heartbeat = row["last_seen_up"] or row["created_at"]
     return host_reads.Service(
         host=row["host"],

@@ -16,13 +16,14 @@ Nova's databases:
   then the rows whose stamps moved or that were read less than the
   margin after their stamp (MySQL's DATETIME keeps whole seconds, so a
   row written twice in a second keeps its stamps);
-- the nova-compute services worth a look: disabled, forced down, without
-  a heartbeat for ``[DEFAULT] service_down_time`` (their last_seen_up,
-  or created_at, against this host's clock, as Nova's service group
-  driver judges them), created or deleted lately; every other service is
-  up until the next poll. Heartbeats are never read one by one, and the
-  lowest service version (Nova's owner_nova filter) is read every 30th
-  poll.
+- the nova-compute services worth a look: disabled, forced down, whose
+  heartbeat (last_seen_up, or created_at) could be older than ``[DEFAULT]
+  service_down_time`` before the next poll, created or deleted lately.
+  Those near or past the limit keep their heartbeat, so that each
+  decision judges them against its own clock, as Nova's service group
+  driver does; every other service is up until the next poll. Heartbeats
+  of healthy services are never read one by one, and the lowest service
+  version (Nova's owner_nova filter) is read every 30th poll.
 - when a host first appears, its instances.
 
 As in Nova, a compute node counts only once its host has a nova-compute
@@ -545,7 +546,14 @@ class NovaHostSource:
         return out
 
     def _cutoff(self, now):
-        return now - datetime.timedelta(seconds=self.conf.service_down_time)
+        """Heartbeats older than this may be too old before the next
+        poll: service_down_time, less the poll interval and the margin.
+        Those services are handed out with their heartbeat, so that each
+        decision judges them at its own time; younger ones are up until
+        the next poll."""
+        ahead = max(self._interval, 0.0) + self._margin.total_seconds()
+        return now - datetime.timedelta(
+            seconds=self.conf.service_down_time - ahead)
 
     def _worth_a_look(self, cell, now):
         """Services whose state may differ from up and enabled, and

@@ -430,6 +430,29 @@ def test_a_service_without_heartbeat_goes_down_and_comes_back(nova):
         table.close()
 
 
+def test_a_heartbeat_near_its_limit_is_judged_at_each_decision(nova):
+    # A poll every second, margin 5 s: a heartbeat older than 54 s may
+    # be too old before the next poll, so the table keeps it.
+    clock = Clock(NOW)
+    conf = make_conf(nova, **{"scheduler.host_state_poll_interval": 1})
+    source = source_mod.NovaHostSource(conf, clock=clock)
+    table = host_state.HostStateTable(None, conf, clock=clock,
+                                      source=source)
+    try:
+        source.load(table)  # no poller thread: polls by hand
+        row = _row(table, "cn1")  # heartbeat 10 s before NOW
+        assert table.service(row).last_seen_up is None
+        clock.at = NOW + datetime.timedelta(seconds=48)
+        source.poll(table)
+        assert table.service(row).last_seen_up is not None
+        assert table.service_up(rows=[row])[0]
+        # No poll in between: the decision's own clock says down.
+        clock.at = NOW + datetime.timedelta(seconds=50.5)
+        assert not table.service_up(rows=[row])[0]
+    finally:
+        table.close()
+
+
 def test_without_instance_casts_instances_are_read_as_they_change(nova):
     conf = make_conf(nova)
     conf.set_override("track_instance_changes", False, "filter_scheduler")
