@@ -17,10 +17,9 @@ import io
 REPORT_INTERVAL = 2
 SERVICE_DOWN_TIME = 10
 MAX_ATTEMPTS = 3
-# gantt-scheduler reads the services that changed in Nova's cell
-# database at most this often (its default, written out because the
-# stopped-compute scenario allows for it): until its next read, a
-# service that Nova's API already calls down may still be up to gantt.
+# gantt-scheduler reads what changed in Nova's cell database this often
+# (its default, written out): a heartbeat that could pass
+# SERVICE_DOWN_TIME before the next read is judged at each decision.
 HOST_STATE_POLL_INTERVAL = 1.0
 # Nova's default filters, named for both schedulers.
 ENABLED_FILTERS = ("ComputeFilter,ComputeCapabilitiesFilter,"
