@@ -81,6 +81,32 @@ DATABASE_OPTS = [
         help="Times a write transaction is retried after a deadlock, a "
              "serialization failure or a lock timeout reported by the "
              "database."),
+    cfg.IntOpt(
+        "max_retries",
+        default=10,
+        min=-1,
+        help="Times a transaction, or connecting at start, is tried again "
+             "after the connection to the database failed (a restart, a "
+             "failover, a dropped connection); -1 without end. A read is "
+             "always safe to run again; a write only when it is known not "
+             "to have committed (oslo.db's option)."),
+    cfg.FloatOpt(
+        "retry_interval",
+        default=0.5,
+        min=0.0,
+        help="Seconds before the first such retry (oslo.db's option)."),
+    cfg.BoolOpt(
+        "db_inc_retry_interval",
+        default=True,
+        help="Double the wait after each failed retry, up to "
+             "db_max_retry_interval (oslo.db's option). With the defaults "
+             "a database may be away for about 30 seconds."),
+    cfg.FloatOpt(
+        "db_max_retry_interval",
+        default=4.0,
+        min=0.0,
+        help="Longest wait between two retries, in seconds (oslo.db's "
+             "option)."),
     cfg.StrOpt(
         "change_feed_url",
         secret=True,

@@ -289,3 +289,18 @@ class AllocationProviderNotFound(BadRequest):
 
 class InvalidAllocation(BadRequest):
     """An allocation request that can never be valid as written."""
+
+
+# 503
+
+class CommitOutcomeUnknown(PlacementError):
+    """The connection to the database failed while a write committed,
+    and nothing tells whether it did (it logs no change to look for):
+    it is not run twice; the caller may look and try again."""
+
+    http_status = 503
+
+    def __init__(self, what):
+        super().__init__(
+            f"The database connection was lost while {what} committed; "
+            "the change may or may not have been made.")

@@ -32,6 +32,7 @@ from placement.db import (
     tables,
 )
 from placement.db import engine as engine_mod
+from placement.db import retry as retry_mod
 
 LOG = logging.getLogger(__name__)
 
@@ -152,10 +153,8 @@ def _dbapi_code(exc):
 
 
 def is_transient(exc, backend):
-    """Deadlock, serialization failure, lock timeout or a dropped
-    connection (the pool has discarded it): try again."""
-    if getattr(exc, "connection_invalidated", False):
-        return True
+    """Deadlock, serialization failure or lock timeout: try again (a
+    lost connection is placement.db.retry's)."""
     code, text = _dbapi_code(exc)
     if backend == "postgresql":
         return code in ("40001", "40P01", "55P03")
@@ -179,6 +178,9 @@ class Store:
         self.conflict_retries = (
             conf.placement.allocation_conflict_retry_count)
         self.db_retries = conf.placement_database.db_retry_count
+        # Connection-level failures (a restart, a failover): retried
+        # with these waits (placement.db.retry).
+        self.backoff = retry_mod.Backoff.from_conf(conf)
         # external id -> internal id of rows that are never deleted
         # (projects, users, consumer types, aggregates). Filled only from
         # reads, so a rolled-back insert is never cached.
@@ -200,7 +202,10 @@ class Store:
         from placement.db import migration
         store = cls(conf, engine=engine)
         if conf.placement_database.sync_on_startup:
-            migration.sync(store.engine)
+            # Connecting at start waits for a database that is still
+            # coming up, as oslo.db's max_retries does.
+            store.backoff.run(lambda: migration.sync(store.engine),
+                              store.backend, "schema check at start")
         return store
 
     def dispose(self):
@@ -302,7 +307,14 @@ class Store:
     def read(self, fn, *args, snapshot=False, **kwargs):
         """Run ``fn(txn, ...)`` in a read transaction. With ``snapshot``
         every statement sees the same committed state (REPEATABLE READ on
-        PostgreSQL and MySQL; any SQLite read transaction does)."""
+        PostgreSQL and MySQL; any SQLite read transaction does). A lost
+        connection runs it again on a new one ([placement_database]
+        max_retries)."""
+        return self.backoff.run(
+            lambda: self._read_once(fn, args, kwargs, snapshot),
+            self.backend, getattr(fn, "__name__", "read"))
+
+    def _read_once(self, fn, args, kwargs, snapshot):
         isolation = snapshot and self.backend != "sqlite"
         # A pinned connection would keep the isolation level after.
         with (self.engine.connect() if isolation
@@ -320,14 +332,41 @@ class Store:
         [placement_database] db_retry_count times. A ProviderRace is retried
         up to [placement] allocation_conflict_retry_count times when
         ``retry_conflicts`` is set, and reported as a generation conflict
-        otherwise. Every retry starts from fresh reads.
+        otherwise. A lost connection is retried as [placement_database]
+        max_retries says when the transaction is known not to have
+        committed: it failed before COMMIT, or the change log rows it
+        wrote are not there (see _commit_outcome). Every retry starts
+        from fresh reads.
         """
         races_left = self.conflict_retries if retry_conflicts else 1
         db_left = self.db_retries
+        waits = None
         while True:
+            attempt = _Attempt()
             try:
-                txn, result = self._write_once(fn, args, kwargs)
+                txn, result = self._write_once(fn, args, kwargs, attempt)
                 break
+            except sa.exc.DBAPIError as exc:
+                if not retry_mod.is_connection_error(exc, self.backend):
+                    if not self._statement_retryable(exc, db_left):
+                        raise
+                    db_left -= 1
+                    time.sleep(0.001 * (self.db_retries - db_left))
+                    continue
+                if waits is None:
+                    waits = self.backoff.waits()
+                    LOG.warning("Database connection lost in a write (%s):"
+                                " %s; trying again", _name(fn),
+                                retry_mod.first_line(exc))
+                committed = self._commit_outcome(attempt, waits)
+                if committed:
+                    txn, result = attempt.txn, attempt.result
+                    break
+                wait = next(waits, None)
+                if wait is None:
+                    raise
+                time.sleep(wait)
+                continue
             except ProviderRace as race:
                 races_left -= 1
                 if races_left <= 0:
@@ -342,27 +381,57 @@ class Store:
                 db_left -= 1
                 if db_left < 0:
                     raise
-            except sa.exc.DBAPIError as exc:
-                retryable = (is_transient(exc, self.backend)
-                             or is_integrity_error(exc))
-                if not retryable or db_left <= 0:
-                    raise
-                db_left -= 1
-                if is_integrity_error(exc):
-                    # A racing insert, or a name another process deleted.
-                    self.clear_caches()
-                time.sleep(0.001 * (self.db_retries - db_left))
+        if waits is not None:
+            LOG.info("Database reachable again; the write (%s) went "
+                     "through", _name(fn))
         self._after_commit(txn.changes)
         return result
 
-    def _write_once(self, fn, args, kwargs):
+    def _statement_retryable(self, exc, db_left):
+        """Whether a failed write is tried again: a deadlock, a lock
+        timeout or a racing insert, while db_retry_count allows."""
+        if db_left <= 0 or not (is_transient(exc, self.backend)
+                                or is_integrity_error(exc)):
+            return False
+        if is_integrity_error(exc):
+            # A racing insert, or a name another process deleted.
+            self.clear_caches()
+        return True
+
+    def _commit_outcome(self, attempt, waits):
+        """Whether a write whose connection failed committed: not when it
+        failed before COMMIT; when it failed during COMMIT, whether the
+        change log rows it wrote exist (read on a new connection, waiting
+        for the database as long as ``waits`` allows). A write that logs
+        no change cannot be told: it is reported, never run twice."""
+        if not attempt.committing:
+            return False
+        changes = attempt.txn.changes
+        if not changes.seqs and not changes.host_seqs:
+            raise errors.CommitOutcomeUnknown(attempt.name) from None
+        while True:
+            try:
+                return self._read_once(_logged, (changes,), {}, False)
+            except sa.exc.DBAPIError as exc:
+                if not retry_mod.is_connection_error(exc, self.backend):
+                    raise
+                wait = next(waits, None)
+                if wait is None:
+                    raise errors.CommitOutcomeUnknown(attempt.name) \
+                        from None
+                time.sleep(wait)
+
+    def _write_once(self, fn, args, kwargs, attempt):
+        attempt.name = _name(fn)
         with self._connect() as conn:
             _mark_write(conn, True)
             with conn.begin():
-                txn = Txn(self, conn, write=True)
-                result = fn(txn, *args, **kwargs)
+                txn = attempt.txn = Txn(self, conn, write=True)
+                attempt.result = fn(txn, *args, **kwargs)
                 txn._record_changes()
-        return txn, result
+                # What fails from here on failed in COMMIT.
+                attempt.committing = True
+        return txn, attempt.result
 
     def _after_commit(self, changes):
         if self.checkpointer is not None:
@@ -379,6 +448,32 @@ class Store:
             if prune:
                 self.write(prune_change_log)
                 self.write(prune_host_change_log)
+
+
+class _Attempt:
+    """One try of a write: how far it got, for when its connection
+    fails."""
+
+    def __init__(self):
+        self.name = None
+        self.txn = None
+        self.result = None
+        self.committing = False
+
+
+def _name(fn):
+    return getattr(fn, "__name__", "write")
+
+
+def _logged(txn, changes):
+    """Whether the change log rows of ``changes`` exist: its transaction
+    committed (rows are pruned only after an hour)."""
+    for log, seqs in ((tables.provider_changes, changes.seqs),
+                      (tables.host_changes, changes.host_seqs)):
+        if seqs:
+            return bool(txn.scalar(sa.select(sa.func.count()).where(
+                log.c.seq.in_(list(seqs)))))
+    return False
 
 
 def _mark_write(conn, write):

@@ -1,0 +1,111 @@
+"""Riding out a database that restarts or fails over.
+
+A connection-level error (the server closed the connection, shut down,
+is starting up or refused it; MySQL's "gone away" and "lost
+connection") says nothing about the statements sent before it: the
+store runs the whole transaction again on a new connection, waiting a
+little longer each time, for as long as ``[placement_database]
+max_retries`` and the intervals allow (oslo.db's names and meanings).
+What is safe to run again is the store's business (placement.db.store):
+any read, and a write that is known not to have committed.
+"""
+
+import logging
+import time
+
+import sqlalchemy as sa
+
+LOG = logging.getLogger(__name__)
+
+# PostgreSQL SQLSTATEs: class 08 (connection exception), and the server
+# shutting down, crashing or starting up.
+_PG_STATES = ("57P01", "57P02", "57P03")
+# MySQL / MariaDB client and server error numbers of a connection that
+# is gone or cannot be made: can't connect (2002, 2003), server gone
+# away (2006), lost connection (2013, 2055), server shutting down
+# (1053), connection killed (1927), idle connection closed (4031).
+_MYSQL_CODES = (2002, 2003, 2006, 2013, 2055, 1053, 1927, 4031)
+
+
+def is_connection_error(exc, backend):
+    """Whether ``exc`` (an SQLAlchemy DBAPIError) is the connection to
+    the database failing rather than a statement."""
+    if not isinstance(exc, sa.exc.DBAPIError):
+        return False
+    if getattr(exc, "connection_invalidated", False):
+        return True
+    orig = getattr(exc, "orig", None)
+    if backend == "postgresql":
+        state = getattr(orig, "sqlstate", None) or getattr(
+            orig, "pgcode", None)
+        if state is None:
+            # No SQLSTATE: the client could not reach a server at all.
+            return isinstance(exc, sa.exc.OperationalError)
+        return state.startswith("08") or state in _PG_STATES
+    if backend == "mysql":
+        args = getattr(orig, "args", None) or ()
+        return bool(args) and args[0] in _MYSQL_CODES
+    return False
+
+
+class Backoff:
+    """The waits between tries after connection errors: ``interval``,
+    doubling (``increase``) up to ``max_interval``, at most ``tries``
+    times (-1: without end)."""
+
+    def __init__(self, tries, interval, increase=True, max_interval=10.0,
+                 sleep=time.sleep):
+        self.tries = tries
+        self.interval = interval
+        self.increase = increase
+        self.max_interval = max_interval
+        self._sleep = sleep
+
+    @classmethod
+    def from_conf(cls, conf, sleep=time.sleep):
+        db = conf.placement_database
+        return cls(db.max_retries, db.retry_interval,
+                   db.db_inc_retry_interval, db.db_max_retry_interval,
+                   sleep=sleep)
+
+    def waits(self):
+        """The seconds to wait before each new try, as long as tries are
+        left."""
+        interval, done = self.interval, 0
+        while self.tries < 0 or done < self.tries:
+            yield interval
+            done += 1
+            if self.increase:
+                interval = min(interval * 2, self.max_interval)
+
+    def run(self, attempt, backend, what):
+        """``attempt()``, tried again after each connection error while
+        waits are left; the last error is raised."""
+        waits = self.waits()
+        failed = 0
+        while True:
+            try:
+                result = attempt()
+            except sa.exc.DBAPIError as exc:
+                if not is_connection_error(exc, backend):
+                    raise
+                wait = next(waits, None)
+                if wait is None:
+                    LOG.error("Database still unreachable after %d "
+                              "tries (%s); giving up", failed + 1, what)
+                    raise
+                failed += 1
+                if failed == 1:
+                    LOG.warning("Database connection lost (%s): %s; "
+                                "trying again", what, first_line(exc))
+                self._sleep(wait)
+                continue
+            if failed:
+                LOG.info("Database reachable again after %d retries (%s)",
+                         failed, what)
+            return result
+
+
+def first_line(exc):
+    text = str(getattr(exc, "orig", None) or exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__

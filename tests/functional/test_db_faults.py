@@ -1,0 +1,150 @@
+"""Database restarts and failovers cost latency, not failures.
+
+PostgreSQL and MariaDB run for real; tests/fault_proxy.py sits on the
+wire between the store and the server and cuts connections as a restart
+does: all at once, for a while, or in the middle of a COMMIT.
+"""
+
+import threading
+import time
+
+import pytest
+import sqlalchemy as sa
+
+from placement import errors
+from placement.db import migration
+from placement.db import store as store_mod
+from placement.objects import providers, traits
+from tests import databases, fault_proxy
+
+SERVERS = ("postgresql", "mysql")
+
+
+@pytest.fixture(scope="module", params=SERVERS)
+def server(request):
+    """A scratch database on a real server, and a proxy in front of it."""
+    engine = request.param
+    try:
+        url = databases.create_scratch(engine)
+    except Exception as exc:  # any connection failure
+        databases.unavailable(engine, str(exc).splitlines()[0])
+    setup = sa.create_engine(url)
+    migration.sync(setup)
+    setup.dispose()
+    target = sa.make_url(url)
+    proxy = fault_proxy.FaultProxy(target.host, target.port)
+    yield engine, url, proxy
+    proxy.close()
+    databases.drop_scratch(engine, url)
+
+
+@pytest.fixture
+def store(server):
+    engine, url, proxy = server
+    conf = databases.make_conf(proxy.url(url), {
+        ("placement_database", "sync_on_startup"): False,
+        ("placement_database", "retry_interval"): 0.05,
+        ("placement_database", "db_max_retry_interval"): 0.2,
+        ("placement_database", "max_retries"): 40,
+    })
+    store = store_mod.Store(conf)
+    databases.wipe(store.engine)
+    migration.seed(store.engine)
+    yield store
+    databases.wipe(store.engine)
+    store.dispose()
+
+
+
+def test_a_read_survives_its_connections_being_cut(store, server):
+    proxy = server[2]
+    providers.create(store, "before")
+    proxy.cut()
+    # The pooled connection is dead; the read runs again on a new one.
+    assert [p.name for p in providers.list_all(store)] == ["before"]
+
+
+def test_a_read_waits_for_a_database_that_comes_back(store, server):
+    proxy = server[2]
+    providers.create(store, "waited")
+    proxy.refuse(1.0)
+    began = time.monotonic()
+    assert [p.name for p in providers.list_all(store)] == ["waited"]
+    assert time.monotonic() - began >= 0.9
+
+
+def test_a_write_cut_before_commit_is_made_once(store, server):
+    proxy = server[2]
+    proxy.arm(fault_proxy.COMMIT[server[0]], fault_proxy.BEFORE)
+    providers.create(store, "once")
+    assert not proxy.armed  # the cut happened
+    assert [p.name for p in providers.list_all(store)] == ["once"]
+
+
+def test_a_write_whose_commit_answer_is_lost_is_not_made_twice(store,
+                                                               server):
+    # The server committed; the store finds the change log rows it wrote
+    # instead of creating the provider again (which would be a 409).
+    proxy = server[2]
+    proxy.arm(fault_proxy.COMMIT[server[0]], fault_proxy.AFTER)
+    made = providers.create(store, "committed")
+    assert not proxy.armed
+    assert [p.uuid for p in providers.list_all(store)] == [made.uuid]
+
+
+def test_a_write_that_logs_nothing_is_reported_not_repeated(store, server):
+    proxy = server[2]
+    proxy.arm(fault_proxy.COMMIT[server[0]], fault_proxy.AFTER)
+    with pytest.raises(errors.CommitOutcomeUnknown) as raised:
+        traits.ensure(store, "CUSTOM_MAYBE")
+    assert raised.value.http_status == 503
+    # It did commit; nothing ran it a second time.
+    assert traits.exists(store, "CUSTOM_MAYBE")
+
+
+def test_writes_go_on_through_an_outage(store, server):
+    """Writers keep writing while the connections are cut and the server
+    refuses new ones for a second: every write is made, once."""
+    proxy = server[2]
+    names = [f"rp-{i}" for i in range(40)]
+    failures = []
+
+    def write(batch):
+        for name in batch:
+            try:
+                providers.create(store, name)
+            except Exception as exc:  # reported below
+                failures.append((name, exc))
+
+    threads = [threading.Thread(target=write, args=(names[i::2],))
+               for i in range(2)]
+    for thread in threads:
+        thread.start()
+    time.sleep(0.05)
+    proxy.refuse(1.0)
+    for thread in threads:
+        thread.join(60)
+    assert failures == []
+    assert sorted(p.name for p in providers.list_all(store)) == sorted(
+        names)
+
+
+def test_retries_are_bounded(server):
+    engine, url, proxy = server
+    conf = databases.make_conf(proxy.url(url), {
+        ("placement_database", "sync_on_startup"): False,
+        ("placement_database", "retry_interval"): 0.05,
+        ("placement_database", "db_inc_retry_interval"): False,
+        ("placement_database", "max_retries"): 3,
+    })
+    store = store_mod.Store(conf)
+    try:
+        proxy.refuse(5.0)
+        began = time.monotonic()
+        with pytest.raises(sa.exc.OperationalError):
+            providers.list_all(store)
+        # Three waits of 0.05 s, then the error.
+        assert 0.1 <= time.monotonic() - began < 3
+    finally:
+        proxy.refuse(0)
+        store.dispose()
