@@ -5,9 +5,12 @@
     gantt-manage [--config-file F] cloud load FILE
     gantt-manage [--config-file F] cloud show [--format table|json]
     gantt-manage [--config-file F] schedule SPEC [--claim] [--explain]
+    gantt-manage [--config-file F] allocations audit [--heal]
+                 [--older-than S] [--format table|json]
 
 Exit status: 0 on success, 2 for a file or argument that cannot be used,
-1 for any other failure.
+1 for any other failure; allocations audit, as nova-manage placement
+audit: 3 when it found unexplained allocations, 4 when it removed them.
 """
 
 import json
@@ -21,9 +24,9 @@ from placement import errors
 from placement.cloudfile import loader, report
 from placement.db import migration
 from placement.db import store as store_mod
+from scheduler import allocation_audit, host_state, host_updates
 from scheduler import cli as scheduler_cli
 from scheduler import errors as scheduler_errors
-from scheduler import host_state
 
 LOG = logging.getLogger(__name__)
 
@@ -69,6 +72,25 @@ def cloud_show(conf):
         print(report.render(snap, hosts))
 
 
+def allocations_audit(conf):
+    """Consumers whose allocations the host state source does not
+    account for (scheduler.allocation_audit); removed with --heal."""
+    store = store_mod.Store.open(conf)
+    try:
+        audit = allocation_audit.run(store, conf, conf.command.older_than)
+        if conf.command.heal:
+            allocation_audit.heal(store, audit)
+    finally:
+        store.dispose()
+    if conf.command.format == "json":
+        print(json.dumps(audit.as_dict(), indent=2, sort_keys=True))
+    else:
+        print(allocation_audit.render(audit))
+    if not audit.findings:
+        return 0
+    return 4 if conf.command.heal else 3
+
+
 def _add_parsers(subparsers):
     db = subparsers.add_parser("db", help="database schema")
     db_actions = db.add_subparsers(dest="action")
@@ -92,7 +114,38 @@ def _add_parsers(subparsers):
     show.add_argument("--format", choices=["table", "json"], default="table")
     show.set_defaults(run=cloud_show)
 
+    allocations = subparsers.add_parser(
+        "allocations", help="allocations no instance accounts for")
+    allocations_actions = allocations.add_subparsers(dest="action")
+    allocations_actions.required = True
+    audit = allocations_actions.add_parser(
+        "audit", help="list consumers holding allocations that the host "
+                      "state source ([scheduler] host_state_source) does "
+                      "not account for")
+    audit.add_argument("--heal", action="store_true",
+                       help="remove their allocations (each only if "
+                            "nobody wrote it since the audit read it)")
+    audit.add_argument("--older-than", type=_seconds, default=600.0,
+                       metavar="S",
+                       help="leave alone consumers written in the last S "
+                            "seconds (default 600: an instance being "
+                            "built holds its claim before any record "
+                            "shows it)")
+    audit.add_argument("--format", choices=["table", "json"],
+                       default="table")
+    audit.set_defaults(run=allocations_audit)
+
     scheduler_cli.add_parser(subparsers)
+
+
+def _seconds(text):
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise ValueError(f"expected seconds >= 0, got {text!r}")
+    return value
 
 
 def build_conf(argv):
@@ -117,7 +170,7 @@ def main(argv=None):
         return 2
     logging.setup(conf, "gantt")
     try:
-        conf.command.run(conf)
+        code = conf.command.run(conf)
     except loader.CloudFileError as exc:
         print(f"gantt-manage: {exc}", file=sys.stderr)
         return 2
@@ -131,7 +184,10 @@ def main(argv=None):
     except errors.PlacementError as exc:
         print(f"gantt-manage: {exc.message}", file=sys.stderr)
         return 1
-    return 0
+    except host_updates.SourceError as exc:
+        print(f"gantt-manage: {exc}", file=sys.stderr)
+        return 1
+    return code or 0
 
 
 if __name__ == "__main__":

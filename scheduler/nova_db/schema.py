@@ -56,6 +56,14 @@ aggregate_metadata = sa.Table(
     sa.Column("value", sa.String(255)),
     *_stamps())
 
+# Instances being built: nova-api writes these before the scheduler
+# claims, the conductor creates the instance in its cell after.
+build_requests = sa.Table(
+    "build_requests", api,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("instance_uuid", sa.String(36)),
+    *_stamps())
+
 # -- a cell database ------------------------------------------------------
 
 compute_nodes = sa.Table(
@@ -107,5 +115,17 @@ instances = sa.Table(
     sa.Column("project_id", sa.String(255)),
     *_stamps(), *_soft_delete())
 
+migrations = sa.Table(
+    "migrations", cell,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("uuid", sa.String(36)),
+    sa.Column("instance_uuid", sa.String(36)),
+    sa.Column("status", sa.String(255)),
+    *_stamps(), *_soft_delete())
+
 COMPUTE_BINARY = "nova-compute"
+# Migration statuses Nova counts as over (its in-progress queries leave
+# these out).
+MIGRATION_DONE = ("confirmed", "reverted", "error", "failed", "completed",
+                  "cancelled", "done")
 CELL0_UUID = "00000000-0000-0000-0000-000000000000"

@@ -82,7 +82,7 @@ class NovaSourceError(host_updates.SourceError):
     API database)."""
 
 
-def _engine(url):
+def engine_for(url):
     url = engine_mod.with_installed_driver(sa.make_url(url))
     if url.get_backend_name() == "sqlite":
         return sa.create_engine(url)
@@ -130,7 +130,7 @@ class _Cell:
         self.uuid = uuid
         self.name = name
         self.url = url
-        self.engine = _engine(url)
+        self.engine = engine_for(url)
         self.loaded = False
         self.failing = False
         self.nodes = {}  # compute node uuid -> row (dict)
@@ -167,7 +167,7 @@ class NovaHostSource:
         self._clock = clock
         self._margin = datetime.timedelta(
             seconds=conf.scheduler.host_state_change_margin)
-        self._api = _engine(url)
+        self._api = engine_for(url)
         self._cells = {}  # cell uuid -> _Cell
         self._agg_print = None
         self._agg_known = set()
@@ -241,7 +241,7 @@ class NovaHostSource:
             except sa.exc.SQLAlchemyError as exc:
                 raise NovaSourceError(
                     f"cannot read Nova's API database ([api_database] "
-                    f"connection): {_first_line(exc)}") from None
+                    f"connection): {first_line(exc)}") from None
             self._handed, self._handed_host = {}, {}
             services, instances, nodes = {}, {}, []
             for uuid, (name, url) in mappings.items():
@@ -322,14 +322,14 @@ class NovaHostSource:
     def _api_failed(self, exc):
         if not self._api_failing:
             LOG.warning("Nova API database not readable, keeping the last "
-                        "cell mappings and aggregates: %s", _first_line(exc))
+                        "cell mappings and aggregates: %s", first_line(exc))
         self._api_failing = True
 
     def _cell_failed(self, cell, exc):
         if not cell.failing:
             LOG.warning("Nova cell %s (%s) not readable, keeping its last "
                         "known hosts: %s", cell.name, cell.uuid,
-                        _first_line(exc))
+                        first_line(exc))
         cell.failing = True
 
     # -- the API database ------------------------------------------------
@@ -345,7 +345,7 @@ class NovaHostSource:
         except sa.exc.SQLAlchemyError as exc:
             raise NovaSourceError(
                 f"cannot read Nova's API database ([api_database] "
-                f"connection): {_first_line(exc)}") from None
+                f"connection): {first_line(exc)}") from None
         template_base = self.conf.database.connection
         return {r.uuid: (r.name or r.uuid,
                          cell_url(r.database_connection, template_base))
@@ -752,6 +752,6 @@ def _merge(found, held, key):
     return changed
 
 
-def _first_line(exc):
+def first_line(exc):
     return str(exc).strip().splitlines()[0] if str(exc).strip() else \
         type(exc).__name__

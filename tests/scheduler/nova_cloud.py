@@ -16,10 +16,10 @@ import sqlalchemy as sa
 from tests import databases
 
 FIXTURES = pathlib.Path(__file__).parent / "fixtures" / "nova_db"
-CELLS = ("cell1", "cell2", "cell3")
+CELLS = ("cell0", "cell1", "cell2", "cell3")
 API_TABLES = ("cell_mappings", "aggregates", "aggregate_hosts",
-              "aggregate_metadata")
-CELL_TABLES = ("compute_nodes", "services", "instances")
+              "aggregate_metadata", "build_requests")
+CELL_TABLES = ("compute_nodes", "services", "instances", "migrations")
 
 
 def cloud():
@@ -73,7 +73,7 @@ class NovaDatabases:
 
     def reset(self):
         """Exactly the fixture's rows; the cell mappings point at these
-        databases (cell0 at none: gantt never reads it)."""
+        databases."""
         data = cloud()
         rows = {"api": data["api"]}
         for name in CELLS:
@@ -89,10 +89,7 @@ class NovaDatabases:
 
     def _mapped(self, row):
         row = dict(row)
-        if row["name"] in CELLS:
-            row["database_connection"] = self.urls[row["name"]]
-        else:
-            row["database_connection"] = "sqlite:////nonexistent/cell0"
+        row["database_connection"] = self.urls[row["name"]]
         return row
 
     def insert(self, db, table_name, found, conn=None):
