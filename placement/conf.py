@@ -83,7 +83,7 @@ DATABASE_OPTS = [
              "database."),
     cfg.IntOpt(
         "max_retries",
-        default=10,
+        default=20,
         min=-1,
         help="Times a transaction, or connecting at start, is tried again "
              "after the connection to the database failed (a restart, a "
@@ -100,10 +100,10 @@ DATABASE_OPTS = [
         default=True,
         help="Double the wait after each failed retry, up to "
              "db_max_retry_interval (oslo.db's option). With the defaults "
-             "a database may be away for about 30 seconds."),
+             "a database may be away for about 37 seconds."),
     cfg.FloatOpt(
         "db_max_retry_interval",
-        default=4.0,
+        default=2.0,
         min=0.0,
         help="Longest wait between two retries, in seconds (oslo.db's "
              "option)."),

@@ -27,24 +27,31 @@ _PG_STATES = ("57P01", "57P02", "57P03")
 _MYSQL_CODES = (2002, 2003, 2006, 2013, 2055, 1053, 1927, 4031)
 
 
-def is_connection_error(exc, backend):
-    """Whether ``exc`` (an SQLAlchemy DBAPIError) is the connection to
-    the database failing rather than a statement."""
-    if not isinstance(exc, sa.exc.DBAPIError):
+def is_connection_error(exc, backend, dbapi=None):
+    """Whether ``exc`` is the connection to the database failing rather
+    than a statement: an SQLAlchemy DBAPIError, or the driver's own
+    error (module ``dbapi``), which a few SQLAlchemy paths let through
+    unwrapped (setting an isolation level on a dead connection)."""
+    if isinstance(exc, sa.exc.DBAPIError):
+        if getattr(exc, "connection_invalidated", False):
+            return True
+        orig = getattr(exc, "orig", None)
+    elif dbapi is not None and isinstance(exc, dbapi.Error):
+        orig = exc
+    else:
         return False
-    if getattr(exc, "connection_invalidated", False):
-        return True
-    orig = getattr(exc, "orig", None)
     if backend == "postgresql":
         state = getattr(orig, "sqlstate", None) or getattr(
             orig, "pgcode", None)
         if state is None:
             # No SQLSTATE: the client could not reach a server at all.
-            return isinstance(exc, sa.exc.OperationalError)
+            return type(orig).__name__ == "OperationalError"
         return state.startswith("08") or state in _PG_STATES
     if backend == "mysql":
         args = getattr(orig, "args", None) or ()
-        return bool(args) and args[0] in _MYSQL_CODES
+        # PyMySQL's InterfaceError(0, ''): the connection was closed.
+        return bool(args) and (args[0] in _MYSQL_CODES or (
+            args[0] == 0 and type(orig).__name__ == "InterfaceError"))
     return False
 
 
@@ -54,7 +61,8 @@ class Backoff:
     times (-1: without end)."""
 
     def __init__(self, tries, interval, increase=True, max_interval=10.0,
-                 sleep=time.sleep):
+                 sleep=time.sleep, dbapi=None):
+        self.dbapi = dbapi
         self.tries = tries
         self.interval = interval
         self.increase = increase
@@ -62,11 +70,15 @@ class Backoff:
         self._sleep = sleep
 
     @classmethod
-    def from_conf(cls, conf, sleep=time.sleep):
+    def from_conf(cls, conf, sleep=time.sleep, dbapi=None):
         db = conf.placement_database
         return cls(db.max_retries, db.retry_interval,
                    db.db_inc_retry_interval, db.db_max_retry_interval,
-                   sleep=sleep)
+                   sleep=sleep, dbapi=dbapi)
+
+    def lost(self, exc, backend):
+        """Whether ``exc`` is a lost connection (is_connection_error)."""
+        return is_connection_error(exc, backend, self.dbapi)
 
     def waits(self):
         """The seconds to wait before each new try, as long as tries are
@@ -86,8 +98,8 @@ class Backoff:
         while True:
             try:
                 result = attempt()
-            except sa.exc.DBAPIError as exc:
-                if not is_connection_error(exc, backend):
+            except Exception as exc:
+                if not self.lost(exc, backend):
                     raise
                 wait = next(waits, None)
                 if wait is None:

@@ -180,7 +180,8 @@ class Store:
         self.db_retries = conf.placement_database.db_retry_count
         # Connection-level failures (a restart, a failover): retried
         # with these waits (placement.db.retry).
-        self.backoff = retry_mod.Backoff.from_conf(conf)
+        self.backoff = retry_mod.Backoff.from_conf(
+            conf, dbapi=self.engine.dialect.loaded_dbapi)
         # external id -> internal id of rows that are never deleted
         # (projects, users, consumer types, aggregates). Filled only from
         # reads, so a rolled-back insert is never cached.
@@ -346,9 +347,24 @@ class Store:
             try:
                 txn, result = self._write_once(fn, args, kwargs, attempt)
                 break
-            except sa.exc.DBAPIError as exc:
-                if not retry_mod.is_connection_error(exc, self.backend):
-                    if not self._statement_retryable(exc, db_left):
+            except ProviderRace as race:
+                races_left -= 1
+                if races_left <= 0:
+                    raise errors.ResourceProviderGenerationConflict(
+                        race.uuid) from None
+                LOG.debug("provider %s changed under a write; retrying",
+                          race.uuid)
+                # A little jitter, so that racing writers fall out of step.
+                time.sleep(random.uniform(0, 0.0005) * (
+                    self.conflict_retries - races_left))
+            except RetryTransaction:
+                db_left -= 1
+                if db_left < 0:
+                    raise
+            except Exception as exc:
+                if not self.backoff.lost(exc, self.backend):
+                    if not (isinstance(exc, sa.exc.DBAPIError)
+                            and self._statement_retryable(exc, db_left)):
                         raise
                     db_left -= 1
                     time.sleep(0.001 * (self.db_retries - db_left))
@@ -367,20 +383,6 @@ class Store:
                     raise
                 time.sleep(wait)
                 continue
-            except ProviderRace as race:
-                races_left -= 1
-                if races_left <= 0:
-                    raise errors.ResourceProviderGenerationConflict(
-                        race.uuid) from None
-                LOG.debug("provider %s changed under a write; retrying",
-                          race.uuid)
-                # A little jitter, so that racing writers fall out of step.
-                time.sleep(random.uniform(0, 0.0005) * (
-                    self.conflict_retries - races_left))
-            except RetryTransaction:
-                db_left -= 1
-                if db_left < 0:
-                    raise
         if waits is not None:
             LOG.info("Database reachable again; the write (%s) went "
                      "through", _name(fn))
@@ -412,8 +414,8 @@ class Store:
         while True:
             try:
                 return self._read_once(_logged, (changes,), {}, False)
-            except sa.exc.DBAPIError as exc:
-                if not retry_mod.is_connection_error(exc, self.backend):
+            except Exception as exc:
+                if not self.backoff.lost(exc, self.backend):
                     raise
                 wait = next(waits, None)
                 if wait is None:
