@@ -43,19 +43,24 @@ class ChangeFeed:
     """One process's end of the feed: publish its commits, note the
     others'."""
 
-    def __init__(self, url, channel, max_age, clock=time.monotonic):
+    def __init__(self, url, channel, max_age, clock=time.monotonic,
+                 client=None):
         self.channel = channel
         self.max_age = max_age
         self._clock = clock
         # Our own messages come back to us: the token tells them apart.
         self._token = uuid.uuid4().hex.encode()
-        self._client = redis.Redis.from_url(
+        # ``client``: a redis.Redis made elsewhere (the fault tests give
+        # fakeredis's, which can be made to fail).
+        self._client = client or redis.Redis.from_url(
             url, socket_connect_timeout=2, socket_timeout=2)
         self._lock = threading.Lock()
         self._subscribed = False
         self._changed = True
         self._watches = weakref.WeakSet()  # of each reader's FeedWatch
         self._warned = False
+        # Since the subscription was lost (one warning an outage).
+        self._outage = False
         self._stop = threading.Event()
         self._commits = threading.Event()
         self._threads = [
@@ -127,9 +132,11 @@ class ChangeFeed:
                     if message is not None:
                         self._on_message(message)
             except redis.RedisError as exc:
-                LOG.warning("change feed: lost %s (%s); reading the "
-                            "database before every decision until it is "
-                            "back", self.channel, exc)
+                if not self._outage:
+                    LOG.warning("change feed: lost %s (%s); reading the "
+                                "database before every decision until it "
+                                "is back", self.channel, exc)
+                self._outage = True
             finally:
                 self._lost()
                 try:
@@ -142,6 +149,9 @@ class ChangeFeed:
         with self._lock:
             if message["type"] == "subscribe":
                 # Anything before this moment was missed: read once.
+                if self._outage:
+                    LOG.info("change feed: %s is back", self.channel)
+                self._outage = False
                 self._subscribed = True
                 self._mark_changed()
             elif (message["type"] == "message"
