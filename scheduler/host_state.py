@@ -29,14 +29,17 @@ Callers hold ``table.lock`` while they read the arrays: a sync may grow
 
 import dataclasses
 import datetime
+import logging
 import threading
 import time
 
 import numpy as np
 
-from placement.db import change_cursor
+from placement.db import change_cursor, retry
 from scheduler import host_options, host_reads
 from scheduler import host_records as records
+
+LOG = logging.getLogger(__name__)
 
 _EPOCH = datetime.datetime(1970, 1, 1)
 
@@ -254,12 +257,27 @@ class HostStateTable:
                 self.store.read(self.sync_in, snapshot=True)
 
     def sync_in(self, txn):
-        """sync() inside the caller's read transaction ``txn``."""
+        """sync() inside the caller's read transaction ``txn``. A failure
+        part way (but a lost connection, which the store's retry of the
+        whole read redoes) makes the next sync load everything."""
         with self.lock:
-            if not self.loaded:
-                self._full_load(txn)
-            else:
-                self._catch_up(txn)
+            try:
+                if not self.loaded:
+                    self._full_load(txn)
+                else:
+                    self._catch_up(txn)
+            except Exception as exc:
+                if not retry.is_connection_error(exc, txn.backend):
+                    self._reload_at_next_sync("a sync", exc)
+                raise
+
+    def _reload_at_next_sync(self, what, exc):
+        """Applying a change failed part way: the arrays may hold some of
+        it. Forget them all."""
+        LOG.warning("host state: %s failed (%s: %s); it loads everything "
+                    "again at the next sync", what, type(exc).__name__, exc)
+        self.loaded = False
+        self.dirty.clear()
 
     def reload(self):
         """Forget everything and load it all again."""
@@ -318,8 +336,12 @@ class HostStateTable:
         if not changes.host_seqs:
             return
         with self.lock:
-            if self.loaded and self._cursor.take_own(changes.host_seqs):
-                self.dirty.update(changes.hosts)
+            try:
+                if self.loaded and self._cursor.take_own(changes.host_seqs):
+                    self.dirty.update(changes.hosts)
+            except Exception as exc:
+                # The commit counts as read once taken: reload instead.
+                self._reload_at_next_sync("taking a commit", exc)
 
     def _load(self, txn, todo):
         """Reload the records named by (kind, ref) pairs."""

@@ -20,8 +20,14 @@ order on PostgreSQL and MySQL, so numbers below the highest one seen that
 are still missing ("gaps": transactions in flight) are asked for again
 until they show up or time out (a rolled-back transaction never shows up).
 A stale index can only propose a candidate that the claim then refuses.
+
+An index never serves a state it failed to reach: when applying a change
+fails part way (an own commit, or a sync), the arrays may match neither
+the state before nor the one after, so the index forgets them and loads
+everything again at the next sync.
 """
 
+import logging
 import math
 import threading
 import time
@@ -30,7 +36,9 @@ import numpy as np
 import os_traits
 import sqlalchemy as sa
 
-from placement.db import change_cursor, fastsql, tables
+from placement.db import change_cursor, fastsql, retry, tables
+
+LOG = logging.getLogger(__name__)
 
 SHARING_TRAIT = os_traits.MISC_SHARES_VIA_AGGREGATE
 
@@ -86,6 +94,22 @@ _PER_CLASS = ("has_inv", "total", "reserved", "min_unit", "max_unit", "used",
 # ``room`` of a cell without inventory: no amount fits.
 NO_ROOM = -(2 ** 62)
 _FILL = {"step": 1, "room": NO_ROOM}
+# Capacity is kept below this, so that floor(cap) - used stays a valid
+# int64. The inventory bounds (every integer field and the ratio at most
+# 2 ** 31 - 1: placement.objects.inventories) keep every capacity below
+# it; a row written past them is clipped, not wrapped around.
+CAP_LIMIT = float(2 ** 62)
+
+
+def capacity(total, reserved, ratio):
+    """(total - reserved) * ratio as the index holds it, within 0 and
+    CAP_LIMIT (0 for NaN). A valid inventory's capacity is above -1, and
+    placement shows one below 0 as 0 (int() truncates toward 0)."""
+    cap = (total - reserved) * ratio
+    if cap != cap:  # NaN
+        return 0.0
+    return max(0.0, min(cap, CAP_LIMIT))
+
 
 class ProviderIndex:
     """Columnar provider state for one store. Thread-safe: every public
@@ -219,12 +243,31 @@ class ProviderIndex:
 
     def sync_in(self, txn):
         """sync() inside the caller's read transaction ``txn`` (a caller
-        that follows more than one cache reads them all in one)."""
+        that follows more than one cache reads them all in one). A
+        failure part way (but a lost connection) marks the index for a
+        full reload, and propagates."""
         with self.lock:
-            if not self.loaded:
-                self._full_load(txn)
-            else:
-                self._catch_up(txn)
+            try:
+                if not self.loaded:
+                    self._full_load(txn)
+                else:
+                    self._catch_up(txn)
+            except Exception as exc:
+                # A lost connection leaves nothing half applied that the
+                # sync the store runs again does not redo: the change log
+                # position moves only at the end.
+                if not retry.is_connection_error(exc, txn.backend):
+                    self._reload_at_next_sync("a sync", exc)
+                raise
+
+    def _reload_at_next_sync(self, what, exc):
+        """Applying a change failed part way: the arrays may hold some
+        of it, and the change counts as read. Forget them all."""
+        LOG.warning("candidates index: %s failed (%s: %s); it loads "
+                    "everything again at the next sync", what,
+                    type(exc).__name__, exc)
+        self.loaded = False
+        self.dirty.clear()
 
     def reload(self):
         """Forget everything and load it all again."""
@@ -283,25 +326,36 @@ class ProviderIndex:
         self.version += 1
 
     def _on_commit(self, changes):
-        """A commit of this process's store: apply what is cheap now."""
+        """A commit of this process's store: apply what is cheap now.
+        The commit counts as read once taken, so a failure to apply it
+        cannot be left for the change log: the index reloads instead."""
         with self.lock:
             if not self.loaded or not changes.seqs:
                 return
             if not self.cursor.take_own(changes.seqs):
                 return  # a sync already read this commit from the database
-            for (rp_id, rc_id), delta in changes.usage.items():
-                row = self.row_of_id.get(rp_id)
-                col = self.rc_col.get(rc_id)
-                if row is None or col is None or not self.has_inv[row, col]:
-                    self.dirty.add(rp_id)
-                else:
-                    self.used[row, col] += delta
-                    self.room[row, col] = min(
-                        math.floor(self.cap[row, col]) - self.used[row, col],
-                        self.max_unit[row, col])
-            self.dirty.update(changes.providers)
-            self.dirty.update(changes.deleted)
-            self.version += 1
+            try:
+                self._apply_commit(changes)
+            except Exception as exc:
+                # Not raised: the store would only log it again.
+                self._reload_at_next_sync("applying a commit", exc)
+
+    def _apply_commit(self, changes):
+        """Usage deltas into ``used`` and ``room``; other changes mark
+        their providers for the next sync."""
+        for (rp_id, rc_id), delta in changes.usage.items():
+            row = self.row_of_id.get(rp_id)
+            col = self.rc_col.get(rc_id)
+            if row is None or col is None or not self.has_inv[row, col]:
+                self.dirty.add(rp_id)
+            else:
+                self.used[row, col] += delta
+                self.room[row, col] = min(
+                    math.floor(self.cap[row, col]) - self.used[row, col],
+                    self.max_unit[row, col])
+        self.dirty.update(changes.providers)
+        self.dirty.update(changes.deleted)
+        self.version += 1
 
     def _load(self, txn, ids):
         """(Re)load the providers with these ids (all when None). A reload
@@ -384,7 +438,8 @@ class ProviderIndex:
             self.max_unit[row, col] = r.max_unit
             self.step[row, col] = r.step_size
             self.ratio[row, col] = r.allocation_ratio
-            self.cap[row, col] = (r.total - r.reserved) * r.allocation_ratio
+            self.cap[row, col] = capacity(r.total, r.reserved,
+                                          r.allocation_ratio)
         self._set_usage(rows, usage)
         self._set_room(list(rows.values()))
         for r in trait_rows:

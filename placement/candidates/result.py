@@ -42,7 +42,10 @@ def distinct_rows(arrays, size):
 
 
 class CandidateResult:
-    def __init__(self, index, request, units, assign, anchors, lean=False):
+    def __init__(self, index, request, units, assign, anchors, lean=False,
+                 trimmed=None):
+        """``trimmed``: the candidates ``limit`` left out, when the
+        provider summaries depend on them (Search.summaries_see_trimmed)."""
         self.request = request
         self.units = [(u.suffix, u.granular, list(u.slots)) for u in units]
         self.assign = assign
@@ -58,6 +61,8 @@ class CandidateResult:
         if request.nested_aware:
             rows = index.tree_rows(distinct_rows(index.root[used_rows], size))
             rows = distinct_rows((rows, used_rows), size)
+        elif trimmed is not None and len(trimmed):
+            rows = _with_trimmed(index, used_rows, trimmed)
         else:
             rows = used_rows
         self.rows = rows
@@ -119,7 +124,8 @@ class CandidateResult:
 
     def provider_summaries(self):
         """{uuid: ProviderSummary} for every provider of every tree that
-        takes part (only the providers used, before microversion 1.29)."""
+        takes part (before microversion 1.29: the providers used, also by
+        candidates ``limit`` trimmed, in those trees)."""
         if self.lean:
             raise ValueError("a lean result has no provider summaries")
         names = self._names()
@@ -154,6 +160,17 @@ class CandidateResult:
                      for b in bits})
         rc, trait = self._store.read(read)
         return {"rc": rc, "trait": trait}
+
+
+def _with_trimmed(index, used_rows, trimmed):
+    """The rows ``used_rows`` and those the ``trimmed`` candidates use in
+    the same trees."""
+    size = index.size
+    kept_roots = np.zeros(size, bool)
+    kept_roots[index.root[used_rows]] = True
+    others = distinct_rows(trimmed, size)
+    others = others[kept_roots[index.root[others]]]
+    return distinct_rows((used_rows, others), size)
 
 
 def _bits_set(words):

@@ -193,7 +193,8 @@ class Search:
             rows = rows[:cap]
         limit = request.limit
         if limit is not None and not self.options.randomize:
-            # finish() keeps the first ``limit`` only: build no more.
+            # finish() keeps the first ``limit`` only: build no more. (The
+            # others are roots of other trees: no summary needs them.)
             rows = rows[:limit]
         self.units = [Unit("", False, [slot]) for slot in slots]
         for unit in self.units:
@@ -355,9 +356,21 @@ class Search:
         first ones generated (no randomize); None: all of them."""
         if self.options.randomize:
             return None
-        caps = [c for c in (self.options.max_candidates, self.request.limit)
+        limit = self.request.limit
+        if self.summaries_see_trimmed():
+            limit = None  # finish() needs the candidates it trims
+        caps = [c for c in (self.options.max_candidates, limit)
                 if c is not None and c >= 0]
         return min(caps) if caps else None
+
+    def summaries_see_trimmed(self):
+        """Whether the provider summaries depend on the candidates that
+        ``limit`` trims: before microversion 1.29, on a cloud with trees,
+        they hold every provider that any candidate uses in a tree that
+        the kept candidates use (OpenStack Placement 16 filters its
+        summaries by those trees after the limit)."""
+        return (not self.request.nested_aware and not self.options.lean
+                and self.index.has_trees())
 
     def enumerate_prefix(self, counts, starts, sizes, want):
         """enumerate_vectorised over the first anchors only. With one
@@ -592,11 +605,14 @@ class Search:
             order = list(range(len(assign)))
             rng.shuffle(order)
             assign, anchors = assign[order], anchors[order]
+        trimmed = None
         if limit is not None and limit < len(assign):
+            if self.summaries_see_trimmed():
+                trimmed = assign[limit:]
             assign, anchors = assign[:limit], anchors[:limit]
         return result_mod.CandidateResult(
             self.index, self.request, self.units, assign, anchors,
-            lean=self.options.lean)
+            lean=self.options.lean, trimmed=trimmed)
 
 
 def _round_robin(generators):

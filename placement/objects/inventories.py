@@ -9,6 +9,7 @@ the provider keeps its allocations but cannot grow (see allocations).
 import dataclasses
 import datetime
 import logging
+import math
 
 import sqlalchemy as sa
 
@@ -19,9 +20,14 @@ from placement.objects import providers
 LOG = logging.getLogger(__name__)
 
 MAX_INT = 2147483647
-# Largest allocation_ratio a single-precision SQL float holds; the REST
-# API caps it there, as OpenStack Placement does.
-MAX_RATIO = 3.40282e38
+# allocation_ratio bounds. OpenStack Placement takes any ratio up to
+# 3.40282e38 (what a single-precision SQL float holds); gantt's
+# candidates index keeps capacity, (total - reserved) * ratio, in 64-bit
+# integers, which a ratio up to MAX_INT always fits (below 2 ** 62).
+# Below, Placement's bound stands: a negative ratio is refused as no
+# capacity unless reserved equals total, and then capacity is 0.
+MAX_RATIO = MAX_INT
+MIN_RATIO = -3.40282e38
 
 _inv = tables.inventories
 _alloc = tables.allocations
@@ -68,17 +74,27 @@ class Inventory:
                     f"provider {provider_uuid}: {field} must be an integer "
                     f"from {low} to {MAX_INT}, not {value!r}.")
         ratio = self.allocation_ratio
-        # Bounded below too: capacity must stay a finite number.
         if (not isinstance(ratio, (int, float)) or isinstance(ratio, bool)
-                or not -MAX_RATIO <= ratio <= MAX_RATIO):
-            raise errors.InvalidInventoryValue(
-                f"Bad inventory {self.resource_class} for resource provider "
-                f"{provider_uuid}: allocation_ratio must be a number of "
-                f"magnitude up to {MAX_RATIO}, not {ratio!r}.")
-        capacity = self.capacity
-        if capacity < 0 or (capacity == 0 and not reserved_can_be_total):
+                or (isinstance(ratio, float) and not math.isfinite(ratio))):
+            raise self._bad_ratio(provider_uuid)
+        # A negative capacity gets Placement's answer, whatever the ratio
+        # (capacity is truncated toward 0: -0.5 counts as 0).
+        if (self.total - self.reserved) * ratio <= -1:
             raise errors.InvalidInventoryCapacity(
                 self.resource_class, provider_uuid, reserved_can_be_total)
+        if not MIN_RATIO <= ratio <= MAX_RATIO:
+            raise self._bad_ratio(provider_uuid)
+        if self.capacity == 0 and not reserved_can_be_total:
+            raise errors.InvalidInventoryCapacity(
+                self.resource_class, provider_uuid, reserved_can_be_total)
+
+    def _bad_ratio(self, provider_uuid):
+        return errors.InvalidInventoryValue(
+            f"Bad inventory {self.resource_class} for resource provider "
+            f"{provider_uuid}: allocation_ratio must be a number from "
+            f"{MIN_RATIO} to {MAX_RATIO} (gantt holds capacity, (total - "
+            f"reserved) * allocation_ratio, in a 64-bit integer), not "
+            f"{self.allocation_ratio!r}.")
 
 
 # Every inventory write and read runs these: on the raw cursor.

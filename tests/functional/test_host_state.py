@@ -465,3 +465,47 @@ def test_refused_writes_change_nothing(store):
         h.raises_unchanged(store, hr.HostRecordError, fn, *args, **kwargs)
     h.raises_unchanged(store, hr.HostNotFound, hr.reset_build_failures,
                        "nope")
+
+
+def test_a_sync_that_fails_part_way_loads_everything_next(store, other,
+                                                         table,
+                                                         monkeypatch):
+    # The other process's change is read, half applied, and then the
+    # sync fails: the table must not go on with what it half holds.
+    kept = add_node(store, "kept")
+    table.sync()
+    add_node(other, "new", vcpus=4)
+    hr.set_service_state(other, "kept", enabled=False)
+    calls = []
+    original = table._set_node
+
+    def fail_once(node):
+        original(node)
+        calls.append(node.uuid)
+        if len(calls) == 1:
+            raise RuntimeError("injected failure")
+
+    monkeypatch.setattr(table, "_set_node", fail_once)
+    with pytest.raises(RuntimeError, match="injected"):
+        table.sync()
+    assert not table.loaded
+    table.sync()
+    assert table.full_loads == 2
+    assert not table.enabled[table.row_of(kept)]
+    assert table.vcpus_total[table.row_of(node_uuid("new"))] == 4
+
+
+def test_a_commit_that_cannot_be_taken_loads_everything_next(store, table,
+                                                            monkeypatch):
+    add_node(store, "kept")
+    table.sync()
+
+    def broken(seqs):
+        raise RuntimeError("injected failure")
+
+    monkeypatch.setattr(table._cursor, "take_own", broken)
+    add_node(store, "new", vcpus=2)  # its commit reaches the listener
+    assert not table.loaded
+    monkeypatch.undo()
+    table.sync()
+    assert table.vcpus_total[table.row_of(node_uuid("new"))] == 2

@@ -1,7 +1,10 @@
 """Building blocks of the schemas."""
 
 MAX_INT = 2147483647
-# Largest allocation_ratio a single-precision SQL float holds.
+# Largest allocation_ratio a single-precision SQL float holds: OpenStack
+# Placement's schema bound, kept so that its refusals read the same.
+# gantt's own, lower bound (placement.objects.inventories.MAX_RATIO) is
+# checked on every write, REST or not, with its own 400.
 MAX_RATIO = 3.40282e38
 
 # Resource class and trait names: upper case letters, digits, underscore.
@@ -31,11 +34,13 @@ def string(min_length=None, max_length=None, pattern=None):
 
 
 def integer(minimum=None, maximum=None):
+    # The maximum first, as in OpenStack Placement's schemas: a
+    # validation error prints the schema.
     schema = {"type": "integer"}
-    if minimum is not None:
-        schema["minimum"] = minimum
     if maximum is not None:
         schema["maximum"] = maximum
+    if minimum is not None:
+        schema["minimum"] = minimum
     return schema
 
 
