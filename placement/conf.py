@@ -189,11 +189,15 @@ API_OPTS = [
     cfg.HostAddressOpt(
         "bind_host",
         default="127.0.0.1",
-        help="Address gantt-placement-api listens on."),
+        help="Address gantt-placement-api listens on, unless its --host "
+             "says otherwise. [DEFAULT] host (the scheduler's RPC server "
+             "name) plays no part, so one config file serves every "
+             "gantt service."),
     cfg.PortOpt(
         "bind_port",
         default=8778,
-        help="Port gantt-placement-api listens on."),
+        help="Port gantt-placement-api listens on, unless its --port "
+             "says otherwise."),
     cfg.IntOpt(
         "workers",
         default=2,
@@ -205,6 +209,17 @@ API_OPTS = [
         default=8,
         min=1,
         help="Requests each server process handles at once."),
+    cfg.IntOpt(
+        "max_request_body_size",
+        default=1024 * 1024,
+        min=0,
+        help="Largest request body, in bytes, the REST API accepts "
+             "(gantt-placement-api and placement.api.wsgi alike). A "
+             "larger one is refused with 413 before it is parsed, and "
+             "before any of it is read when its length is declared. The "
+             "largest bodies clients send are those of POST /reshaper "
+             "and POST /allocations, a few hundred bytes per consumer. "
+             "0 means no limit."),
     cfg.IntOpt(
         "candidates_cache_entries",
         default=16,

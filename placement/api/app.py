@@ -78,7 +78,8 @@ class Dispatcher:
         return response(environ, start_response)
 
     def _dispatch(self, environ):
-        _check_content_length(environ)
+        _check_content_length(
+            environ, self.state.conf.api.max_request_body_size)
         path = _path(environ)
         found = self.router.match(path) if path is not None else None
         if found is None:
@@ -103,8 +104,11 @@ class Dispatcher:
         return handler(req)
 
 
-def _check_content_length(environ):
-    """A body needs a declared type; a length must be a number."""
+def _check_content_length(environ, limit):
+    """A body needs a declared type; a length must be a number, and no
+    more than ``limit`` (413, before any of the body is read; 0: no
+    limit). A body of undeclared length is bounded where it is read
+    (util.read_body)."""
     length = environ.get("CONTENT_LENGTH")
     if not length:
         return
@@ -113,6 +117,8 @@ def _check_content_length(environ):
     except ValueError:
         raise errors.bad_request(
             "content-length header must be an integer") from None
+    if limit and length > limit:
+        raise util.too_large(limit)
     if length > 0 and not environ.get("CONTENT_TYPE"):
         raise errors.bad_request(
             "content-type header required when content-length > 0")

@@ -8,12 +8,17 @@ import time
 import uuid
 
 from placement.api import errors, microversion
+from placement.db import retry
 
 LOG = logging.getLogger("placement.api.access")
 REQUEST_ID_HEADER = "x-openstack-request-id"
 GLOBAL_REQUEST_ID_KEY = "openstack.global_request_id"
 _GLOBAL_ID = re.compile(
     r"^req-[a-f0-9]{8}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{12}$")
+
+
+def new_request_id():
+    return f"req-{uuid.uuid4()}"
 
 
 class RequestLog:
@@ -27,7 +32,7 @@ class RequestLog:
 
     def __call__(self, environ, start_response):
         started = time.monotonic()
-        request_id = f"req-{uuid.uuid4()}"
+        request_id = new_request_id()
         environ[errors.REQUEST_ID_KEY] = request_id
         caller_id = environ.get("HTTP_X_OPENSTACK_REQUEST_ID")
         if caller_id and _GLOBAL_ID.match(caller_id):
@@ -43,13 +48,23 @@ class RequestLog:
 
         try:
             body = self.application(environ, start)
-        except Exception:
-            LOG.exception("unexpected error in %s %s",
-                          environ.get("REQUEST_METHOD"), _uri(environ))
-            body = errors.respond(
-                environ, start, 500,
-                "The server failed to complete the request; the error is "
-                "in its log under this request id.")
+        except Exception as exc:
+            if retry.database_unreachable(exc):
+                # The store waited for it as long as max_retries allows.
+                LOG.error("%s %s: the database cannot be reached: %s",
+                          environ.get("REQUEST_METHOD"), _uri(environ),
+                          retry.first_line(exc))
+                body = errors.respond(
+                    environ, start, 503,
+                    "The placement database cannot be reached; try again "
+                    "later.")
+            else:
+                LOG.exception("unexpected error in %s %s",
+                              environ.get("REQUEST_METHOD"), _uri(environ))
+                body = errors.respond(
+                    environ, start, 500,
+                    "The server failed to complete the request; the error "
+                    "is in its log under this request id.")
         if LOG.isEnabledFor(logging.INFO):
             LOG.info('%s "%s %s" status: %s microversion: %s time: %.1fms',
                      environ.get("REMOTE_ADDR", "-"),

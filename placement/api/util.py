@@ -2,6 +2,7 @@
 application state; body and query validation; JSON responses with the
 cache headers of microversion 1.15."""
 
+import collections
 import datetime
 import json
 import re
@@ -10,7 +11,9 @@ import uuid as uuidlib
 import jsonschema
 import orjson
 import webob
+import webob.request
 
+from placement import errors as placement_errors
 from placement.api import auth, errors, microversion
 from placement.api import policy as policy_mod
 
@@ -141,7 +144,7 @@ def _reject_constant(name):
 
 # A \uD800-\uDFFF escape: JSON can name half a surrogate pair, which
 # is no character and cannot be stored.
-_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 def _check_text(value):
@@ -157,14 +160,22 @@ def _check_text(value):
 
 
 def parse_json(body):
-    """Python values of a JSON body; 400 when it is not JSON, or holds
-    text that is not Unicode."""
+    """Python values of a JSON body; 400 when it is not UTF-8 JSON, or
+    holds text that is not Unicode.
+
+    The one place request bodies are decoded. Strictly as UTF-8, as
+    OpenStack Placement does: json.loads would take bytes as UTF-16 or
+    UTF-32 too, and let through the encoded halves of surrogate pairs
+    (b"\\xed\\xa0\\x80"), which no database can store."""
     try:
-        data = json.loads(body, parse_constant=_reject_constant)
-        if _SURROGATE_ESCAPE.search(body):
+        text = body.decode("utf-8") if isinstance(body, bytes) else body
+        data = json.loads(text, parse_constant=_reject_constant)
+        if _SURROGATE_ESCAPE.search(text):
             _check_text(data)
     except (ValueError, RecursionError) as exc:
-        raise errors.bad_request(f"Malformed JSON: {exc}") from None
+        # UnicodeError is a ValueError: the message names the byte.
+        raise errors.bad_request(
+            f"Malformed JSON: {errors.clip(exc, 1024)}") from None
     return data
 
 
@@ -184,35 +195,156 @@ def _validator(schema, formats):
     return found[1]
 
 
+# How much of a value validation messages show: about this many
+# characters of its strings, the first items of a list or object, and
+# containers this deep.
+_ECHO_BUDGET = 1024
+_ECHO_ITEMS = 8
+_ECHO_DEPTH = 4
+
+
+def _echoed(value, budget=None, depth=0):
+    """``value`` cut down to what a message may repeat of it: strings
+    clipped, lists and objects shortened, deep ones elided, until
+    ``budget`` (a one-item list: the characters left) is spent."""
+    if budget is None:
+        budget = [_ECHO_BUDGET]
+    if isinstance(value, str):
+        clipped = errors.clip(value, max(min(errors.MAX_ECHO, budget[0]),
+                                         16))
+        budget[0] -= len(clipped)
+        return clipped
+    if not isinstance(value, (list, dict)):
+        return value
+    if depth >= _ECHO_DEPTH:
+        return "[...]" if isinstance(value, list) else "{...}"
+    items = value.items() if isinstance(value, dict) else enumerate(value)
+    out = {} if isinstance(value, dict) else []
+    for count, (key, item) in enumerate(items):
+        if count == _ECHO_ITEMS or budget[0] <= 0:
+            left = f"({len(value) - count} more)"
+            if isinstance(out, dict):
+                out["..."] = left
+            else:
+                out.append("..." + left)
+            break
+        item = _echoed(item, budget, depth + 1)
+        if isinstance(out, dict):
+            out[_echoed(key, budget, depth + 1)] = item
+        else:
+            out.append(item)
+    return out
+
+
+def _report(error):
+    """jsonschema's report on ``error`` (the message, the failed rule,
+    the schema and the instance), with what it repeats of the request
+    cut down (``_echoed``)."""
+    error.message = errors.clip(error.message, 2 * errors.MAX_ECHO)
+    error.instance = _echoed(error.instance)
+    error.path = error.relative_path = collections.deque(
+        errors.clip(part, 64) if isinstance(part, str) else part
+        for part in error.relative_path)
+    return str(error)
+
+
 def validate(data, schema, formats=BODY_FORMATS):
     """What is wrong with ``data`` (jsonschema's full report: the
     message, the failed rule and the schema path), or None."""
     try:
         error = jsonschema.exceptions.best_match(
             _validator(schema, formats).iter_errors(data))
+        return None if error is None else _report(error)
     except RecursionError:
         return "the document is nested too deeply"
-    return None if error is None else str(error)
+
+
+MAX_BODY_OPTION = "[api] max_request_body_size"
+
+
+def too_large(limit):
+    return errors.ApiError(
+        413, f"The request body is larger than {limit} bytes, the most "
+             f"this service accepts ({MAX_BODY_OPTION}).")
+
+
+def read_body(req):
+    """The request body, at most ``[api] max_request_body_size`` bytes
+    of it (413 beyond). A declared length is checked before anything is
+    read (see app.Dispatcher); a body without one (chunked) is read no
+    further than one byte past the limit. 400 when the body ends before
+    its declared length."""
+    limit = req.state.conf.api.max_request_body_size
+    length = req.content_length
+    try:
+        if not limit:
+            return req.body
+        if length is not None:
+            if length > limit:
+                raise too_large(limit)
+            return req.body
+        body = req.body_file.read(limit + 1)
+    except webob.request.DisconnectionError:
+        raise errors.bad_request(
+            f"The request body ended before the {length} bytes its "
+            f"content-length header declares.") from None
+    if len(body) > limit:
+        raise too_large(limit)
+    return body
 
 
 def extract_json(req, schema):
     """The request body, parsed and checked against ``schema``."""
-    data = parse_json(req.body)
+    data = parse_json(read_body(req))
     problem = validate(data, schema)
     if problem:
         raise errors.bad_request(f"JSON does not validate: {problem}")
     return data
 
 
+# Query parameters that may be repeated, with or without a group
+# suffix. Every value counts for member_of (from 1.24; before, its
+# parser answers OpenStack Placement's own 400), required (from 1.39)
+# and same_subtree. One value wins for limit and group_policy (the
+# first) and for required before 1.39 (the last), as OpenStack
+# Placement's own API tests ask; every value is checked all the same.
+# Any other parameter given twice is a 400, where Placement checks the
+# last value and uses one of them.
+_REPEATABLE = ("limit", "group_policy", "same_subtree")
+_REPEATABLE_PREFIXES = ("member_of", "required")
+
+
+def _repeatable(key):
+    return key in _REPEATABLE or key.startswith(_REPEATABLE_PREFIXES)
+
+
 def validate_query(req, schema):
-    """Check the query parameters (last value of each) against
-    ``schema``."""
-    params = dict(req.query.items())
+    """Check the query parameters against ``schema``: the last value of
+    each first, as OpenStack Placement does (so that the report is the
+    same), then every other value of a parameter that may be repeated;
+    a parameter that takes one value and is given twice is a 400."""
+    query = req.query
+    params = dict(query.items())
     problem = validate(params, schema, QUERY_FORMATS)
     if problem:
         raise errors.bad_request(
             f"Invalid query string parameters: {problem}")
-    return req.query
+    counts = collections.Counter(query.keys())
+    for key, value in query.items():
+        if counts[key] == 1:
+            continue
+        if not _repeatable(key):
+            raise errors.bad_request(
+                f"Query parameter '{errors.clip(key, 64)}' may be "
+                f"specified only once.",
+                placement_errors.ILLEGAL_DUPLICATE_QUERYPARAM)
+        if value != params[key]:
+            problem = validate({**params, key: value}, schema,
+                               QUERY_FORMATS)
+            if problem:
+                raise errors.bad_request(
+                    f"Invalid query string parameters: {problem}")
+    return query
 
 
 # Responses

@@ -9,6 +9,13 @@ The server is gunicorn: a pre-forking master with ``--workers`` processes
 processes use every core) of ``--threads`` threads each. The schema is
 brought up to date once, in the master, before the workers start.
 
+It listens on ``--host`` and ``--port`` when they are given, else on
+``[api] bind_host`` and ``[api] bind_port``. The options of this command
+are read from the command line only: a config file sets the ``[api]``
+options, and never this command's through ``[DEFAULT]`` (where ``host`` is
+gantt-scheduler's RPC server name), so that one config file serves every
+gantt service.
+
 ``--db`` takes a database URL or an SQLite file path. ``--policy``
 chooses the default rules: ``legacy`` (the old admin-only defaults also
 pass), ``secure`` (only the new role-based defaults) or ``open`` (every
@@ -16,18 +23,32 @@ rule allowed to any authenticated caller except admin_api; for test
 harnesses). ``--cors`` allows origin http://valid.example.com with header
 openstack-api-version, for the conformance harness; real deployments set
 ``[cors]`` in the config file.
+
+Requests gunicorn refuses before the application sees them (a malformed
+request line or header such as a Content-Length that is not a number, a
+method in lower case, a request line or header past gunicorn's limits)
+are answered with the API's JSON error body rather than gunicorn's HTML
+page (:class:`JsonErrorWorker`; ``gunicorn -k
+placement.cmd.api.JsonErrorWorker placement.api.wsgi:application`` does
+the same). What gunicorn answers with no response at all (a client that
+goes away, a connection that sends nothing before the timeout) stays
+unanswered, and an HTTP/2 connection's errors are gunicorn's own.
 """
 
 import gc
 import os
 import sys
 
+from gunicorn import util as gunicorn_util
 from gunicorn.app import base as gunicorn_base
+from gunicorn.http import errors as gunicorn_errors
+from gunicorn.workers import gthread
 from oslo_config import cfg
 from oslo_log import log as logging
 
 from placement import conf as conf_mod
 from placement.api import app as app_mod
+from placement.api import errors, microversion, middleware
 from placement.api import policy as policy_mod
 from placement.db import store as store_mod
 
@@ -36,17 +57,23 @@ LOG = logging.getLogger(__name__)
 CORS_TEST_ORIGIN = "http://valid.example.com"
 CORS_TEST_HEADERS = ["openstack-api-version"]
 
+# Each dest differs from the option's name: oslo.config reads a command
+# line option from [DEFAULT] of the config files too, under its dest, and
+# [DEFAULT] host there is gantt-scheduler's (or Nova's) host name.
 CLI_OPTS = [
-    cfg.HostAddressOpt("host", help="Listen address (default: [api] "
-                                    "bind_host)."),
-    cfg.PortOpt("port", help="Listen port (default: [api] bind_port)."),
-    cfg.IntOpt("workers", min=1,
+    cfg.HostAddressOpt("host", dest="cli_host", metavar="HOST",
+                       help="Listen address (default: [api] bind_host)."),
+    cfg.PortOpt("port", dest="cli_port", metavar="PORT",
+                help="Listen port (default: [api] bind_port)."),
+    cfg.IntOpt("workers", dest="cli_workers", metavar="N", min=1,
                help="Server processes (default: [api] workers)."),
-    cfg.IntOpt("threads", min=1,
+    cfg.IntOpt("threads", dest="cli_threads", metavar="N", min=1,
                help="Threads per process (default: [api] threads)."),
-    cfg.StrOpt("db", help="Database URL, or the path of an SQLite file "
-                          "(default: [placement_database] connection)."),
-    cfg.StrOpt("policy", choices=policy_mod.MODES,
+    cfg.StrOpt("db", dest="cli_db", metavar="URL|PATH",
+               help="Database URL, or the path of an SQLite file "
+                    "(default: [placement_database] connection)."),
+    cfg.StrOpt("policy", dest="cli_policy", metavar="MODE",
+               choices=policy_mod.MODES,
                help="Default policy rules: legacy, secure or open (see "
                     "the command's help)."),
     # dest: the [cors] option group already answers to conf.cors.
@@ -54,6 +81,11 @@ CLI_OPTS = [
                 help="Allow CORS requests from http://valid.example.com "
                      "with header openstack-api-version (tests)."),
 ]
+
+
+def _given(value, default):
+    """The command line's ``value``, or ``default`` when it gave none."""
+    return default if value is None else value
 
 
 def database_url(value):
@@ -71,13 +103,103 @@ def build_conf(argv):
         logging.get_default_log_levels() + ["alembic=WARN"]))
     conf.register_cli_opts(CLI_OPTS)
     conf(argv, project="gantt", prog="gantt-placement-api")
-    if conf.db:
-        conf.set_override("connection", database_url(conf.db),
+    if conf.cli_db:
+        conf.set_override("connection", database_url(conf.cli_db),
                           group="placement_database")
     if conf.test_cors:
         conf.set_override("allowed_origin", [CORS_TEST_ORIGIN], group="cors")
         conf.set_override("allow_headers", CORS_TEST_HEADERS, group="cors")
     return conf
+
+
+def bind_address(conf):
+    """gunicorn's bind setting: the command line's host and port, else
+    [api] bind_host and bind_port."""
+    host = _given(conf.cli_host, conf.api.bind_host)
+    port = _given(conf.cli_port, conf.api.bind_port)
+    if ":" in host:
+        host = f"[{host}]"
+    return f"{host}:{port}"
+
+
+class _Captured:
+    """Stands for the client's socket while gunicorn writes its own error
+    page, to learn the status it chose."""
+
+    def __init__(self):
+        self.data = b""
+
+    def gettimeout(self):
+        return 0.0
+
+    def sendall(self, data):
+        self.data += data
+
+    def status(self):
+        """The status code of what was written, or None."""
+        line = self.data.split(b"\r\n", 1)[0].split()
+        if len(line) < 2 or not line[1].isdigit():
+            return None
+        return int(line[1])
+
+
+def _request_version(req):
+    """The microversion the refused request named, when gunicorn got as
+    far as its headers and the header is good; else None."""
+    headers = getattr(req, "headers", None) or ()
+    environ = {"HTTP_" + name.upper().replace("-", "_"): value
+               for name, value in headers}
+    try:
+        return microversion.negotiate(environ)
+    except ValueError:
+        return None
+
+
+def _refusal_detail(exc, status, req):
+    if status == 500:
+        return ("The server failed to complete the request; the error is "
+                "in its log under this request id.")
+    if (isinstance(exc, gunicorn_errors.InvalidHeader)
+            and exc.hdr == "CONTENT-LENGTH"):
+        lengths = [value for name, value in getattr(req, "headers", ())
+                   if name.upper() == "CONTENT-LENGTH"]
+        if not all(value.strip().isdigit() for value in lengths):
+            # What the application says of it, and OpenStack Placement.
+            return "content-length header must be an integer"
+    return errors.clip(str(exc))
+
+
+class JsonErrorWorker(gthread.ThreadWorker):
+    """gunicorn's threaded worker, except that a request gunicorn refuses
+    itself gets the API's JSON error body instead of an HTML page.
+    gunicorn still chooses the status and logs the request; only what is
+    sent differs."""
+
+    def handle_error(self, req, client, addr, exc):
+        captured = _Captured()
+        super().handle_error(req, captured, addr, exc)
+        status = captured.status()
+        if status is None:
+            return
+        # A header gunicorn refuses comes with the request so far.
+        req = req or getattr(exc, "req", None)
+        version = _request_version(req)
+        request_id = middleware.new_request_id()
+        response = errors.standalone(
+            status, _refusal_detail(exc, status, req), request_id, version)
+        headers = [*response.headerlist, ("Connection", "close"),
+                   (middleware.REQUEST_ID_HEADER, request_id),
+                   (microversion.HEADER, microversion.header_value(
+                       version or microversion.parse(
+                           microversion.MIN_VERSION))),
+                   ("vary", microversion.HEADER)]
+        head = "".join(f"{name}: {value}\r\n" for name, value in headers)
+        data = (f"HTTP/1.1 {response.status}\r\n{head}\r\n".encode(
+            "latin-1") + response.body)
+        try:
+            gunicorn_util.write_nonblock(client, data)
+        except Exception:
+            self.log.debug("Failed to send error message.")
 
 
 class Server(gunicorn_base.BaseApplication):
@@ -91,11 +213,10 @@ class Server(gunicorn_base.BaseApplication):
     def load_config(self):
         conf = self.conf
         settings = {
-            "bind": f"{conf.host or conf.api.bind_host}:"
-                    f"{conf.port or conf.api.bind_port}",
-            "workers": conf.workers or conf.api.workers,
-            "threads": conf.threads or conf.api.threads,
-            "worker_class": "gthread",
+            "bind": bind_address(conf),
+            "workers": _given(conf.cli_workers, conf.api.workers),
+            "threads": _given(conf.cli_threads, conf.api.threads),
+            "worker_class": JsonErrorWorker,
             "proc_name": "gantt-placement-api",
             "accesslog": None,
             "errorlog": "-",
@@ -110,7 +231,7 @@ class Server(gunicorn_base.BaseApplication):
         conf = self.conf
         # The schema was synced by the master; workers only connect.
         store = store_mod.Store(conf)
-        app = app_mod.make_app(conf, store=store, policy_mode=conf.policy)
+        app = app_mod.make_app(conf, store=store, policy_mode=conf.cli_policy)
         # What is loaded now lives as long as the worker: keep it out of
         # the collector's passes. A large answer (the candidates of a
         # thousand providers) is tens of thousands of short-lived dicts

@@ -55,6 +55,23 @@ def is_connection_error(exc, backend, dbapi=None):
     return False
 
 
+_DRIVERS = {"psycopg": "postgresql", "psycopg2": "postgresql",
+            "pymysql": "mysql", "MySQLdb": "mysql"}
+
+
+def database_unreachable(exc):
+    """Whether ``exc``, from whichever database, is a lost connection
+    (for callers that know no backend: the API answers 503 then)."""
+    orig = exc.orig if isinstance(exc, sa.exc.DBAPIError) else exc
+    backend = _DRIVERS.get(type(orig).__module__.split(".")[0])
+    if backend is None:
+        return False
+    if isinstance(exc, sa.exc.DBAPIError):
+        return is_connection_error(exc, backend)
+    return is_connection_error(sa.exc.DBAPIError(None, None, orig),
+                               backend)
+
+
 class Backoff:
     """The waits between tries after connection errors: ``interval``,
     doubling (``increase``) up to ``max_interval``, at most ``tries``

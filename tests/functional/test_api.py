@@ -227,3 +227,28 @@ def test_wsgi_entry_point_reads_the_named_config(tmp_path):
                                             {"name": "from-wsgi"})
     assert response.status_int == 200
     assert (tmp_path / "placement.sqlite").exists()
+
+
+def test_api_server_binds_to_its_own_options(tmp_path):
+    """[DEFAULT] host is gantt-scheduler's RPC server name: the API
+    listens on [api] bind_host/bind_port, and the command line wins."""
+    from placement.cmd import api as cmd
+    config = tmp_path / "gantt.conf"
+    config.write_text("[DEFAULT]\nhost = scheduler-7\nport = 9999\n"
+                      "workers = 9\n"
+                      "[api]\nbind_host = 0.0.0.0\nbind_port = 8780\n"
+                      "workers = 3\n")
+    conf = cmd.build_conf(["--config-file", str(config)])
+    assert cmd.bind_address(conf) == "0.0.0.0:8780"
+    server = cmd.Server(conf)
+    assert server.cfg.bind == ["0.0.0.0:8780"]
+    assert (server.cfg.workers, server.cfg.threads) == (3, 8)
+    assert server.cfg.worker_class is cmd.JsonErrorWorker
+    given = cmd.build_conf(["--config-file", str(config), "--host", "::1",
+                            "--port", "8790", "--workers", "1"])
+    assert cmd.bind_address(given) == "[::1]:8790"
+    assert cmd.Server(given).cfg.workers == 1
+    empty = tmp_path / "empty.conf"
+    empty.write_text("")
+    assert cmd.bind_address(cmd.build_conf(
+        ["--config-file", str(empty)])) == "127.0.0.1:8778"

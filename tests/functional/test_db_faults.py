@@ -148,3 +148,30 @@ def test_retries_are_bounded(server):
     finally:
         proxy.refuse(0)
         store.dispose()
+
+
+def test_the_api_answers_503_when_the_database_stays_away(server):
+    """Past max_retries the REST API says the database is unreachable
+    (503, placement's error body), without a traceback."""
+    import webob
+
+    from placement.api import app as app_mod
+    engine, url, proxy = server
+    conf = databases.make_conf(proxy.url(url), {
+        ("placement_database", "sync_on_startup"): False,
+        ("placement_database", "retry_interval"): 0.05,
+        ("placement_database", "db_inc_retry_interval"): False,
+        ("placement_database", "max_retries"): 2,
+    })
+    application = app_mod.make_app(conf)
+    try:
+        proxy.refuse(5.0)
+        request = webob.Request.blank("/resource_providers", headers={
+            "x-auth-token": "admin",
+            "openstack-api-version": "placement 1.23"})
+        response = request.get_response(application)
+        assert response.status_int == 503
+        [error] = response.json["errors"]
+        assert "database cannot be reached" in error["detail"]
+    finally:
+        proxy.refuse(0)
