@@ -257,10 +257,15 @@ class Soak:
             engine.dispose()
 
     def kill_busy_worker(self):
-        """SIGKILL one of gantt-scheduler's workers (the supervisor
-        starts another)."""
+        """SIGKILL the gantt-scheduler worker that used the most CPU over
+        the last 50 ms (one in the middle of a call, most likely); the
+        supervisor starts another."""
         workers = _children(self.service.proc.pid)
-        os.kill(self.rng.choice(workers), signal.SIGKILL)
+        before = {pid: _cpu_ticks(pid) for pid in workers}
+        time.sleep(0.05)
+        busiest = max(workers, key=lambda pid: _cpu_ticks(pid)
+                      - before[pid])
+        os.kill(busiest, signal.SIGKILL)
 
     # -- the run ----------------------------------------------------------
 
@@ -397,6 +402,16 @@ def _children(pid):
         if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
             out.append(int(entry))
     return out
+
+
+def _cpu_ticks(pid):
+    """User and system CPU ticks of a process so far (0 once gone)."""
+    try:
+        fields = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(
+            ")", 1)[1].split()
+    except OSError:
+        return 0
+    return int(fields[11]) + int(fields[12])
 
 
 def _free_port():
