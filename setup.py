@@ -2,7 +2,8 @@
 
 from setuptools import find_packages, setup
 
-PACKAGES = ("placement", "scheduler", "filters", "weighers", "rpc")
+PACKAGES = ("placement", "scheduler", "filters", "weighers", "rpc",
+            "simulation", "cloudfile", "gantt")
 
 setup(
     name="gantt",
@@ -63,10 +64,10 @@ setup(
     },
     entry_points={
         "console_scripts": [
-            "gantt-manage = placement.cmd.manage:main",
-            "gantt-placement-api = placement.cmd.api:main",
+            "gantt-manage = gantt.cmd.manage:main",
+            "gantt-placement-api = gantt.cmd.api:main",
             "gantt-scheduler = rpc.service:main",
-            "gantt-simulate = scheduler.simulation.cli:main",
+            "gantt-simulate = simulation.cli:main",
         ],
         "oslo.policy.policies": [
             "gantt = placement.api.policies:list_rules",

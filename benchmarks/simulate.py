@@ -29,9 +29,9 @@ import time
 
 import numpy as np
 
-from scheduler.simulation import cloud as cloud_mod
-from scheduler.simulation import config, runner
-from scheduler.simulation import workload as workload_mod
+from simulation import cloud as cloud_mod
+from simulation import config, runner
+from simulation import workload as workload_mod
 
 FLAVORS = {
     "small": {"vcpus": 1, "memory_mb": 2048, "root_gb": 20},

@@ -26,12 +26,11 @@ import sqlalchemy as sa
 from oslo_log import log as logging
 from oslo_messaging.rpc import server as om_rpc_server
 
-from placement.db import tables
 from rpc import conf as rpc_conf
 from rpc import errors
 from rpc import serializer as serializer_mod
 from scheduler import errors as scheduler_errors
-from scheduler import host_records, host_updates
+from scheduler import host_records, host_tables, host_updates
 from scheduler import manager as manager_mod
 from scheduler import request_spec as request_spec_mod
 
@@ -228,7 +227,7 @@ def _check_name(value, what):
 
 
 def _known_node(txn, host, nodename):
-    cn = tables.compute_nodes
+    cn = host_tables.compute_nodes
     found = txn.scalar(sa.select(cn.c.uuid).where(
         cn.c.host == host, cn.c.nodename == nodename))
     if found is None:

@@ -11,13 +11,14 @@ import datetime
 import sqlalchemy as sa
 
 from placement.db import fastsql, store, tables
+from scheduler import host_tables
 
-_cn = tables.compute_nodes
-_svc = tables.compute_services
-_inst = tables.host_instances
-_agg = tables.host_aggregates
-_agg_hosts = tables.host_aggregate_hosts
-_changes = tables.host_changes
+_cn = host_tables.compute_nodes
+_svc = host_tables.compute_services
+_inst = host_tables.host_instances
+_agg = host_tables.host_aggregates
+_agg_hosts = host_tables.host_aggregate_hosts
+_changes = host_tables.host_changes
 _counters = tables.counters
 
 # Keys per IN (...) list: well below every engine's parameter limit.
@@ -165,7 +166,7 @@ _SINCE = fastsql.Fast(
         sa.select(sa.literal_column("-1").label("seq"),
                   sa.literal("pruned").label("kind"),
                   sa.cast(_counters.c.value, sa.String).label("ref"))
-        .where(_counters.c.name == tables.HOST_CHANGES_PRUNED_COUNTER)))
+        .where(_counters.c.name == host_tables.HOST_CHANGES_PRUNED_COUNTER)))
 
 
 def changes_since(txn, low):
@@ -190,5 +191,6 @@ def log_position(txn, window):
         sa.select(_changes.c.seq).where(_changes.c.seq > top - window))}
     pruned_below = txn.scalar(
         sa.select(_counters.c.value)
-        .where(_counters.c.name == tables.HOST_CHANGES_PRUNED_COUNTER)) or 0
+        .where(_counters.c.name == host_tables.HOST_CHANGES_PRUNED_COUNTER)
+    ) or 0
     return top, present, pruned_below

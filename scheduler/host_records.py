@@ -15,14 +15,14 @@ import uuid as uuidlib
 
 import sqlalchemy as sa
 
-from placement.db import fastsql, store, tables
-from scheduler import host_reads
+from placement.db import fastsql, store
+from scheduler import host_reads, host_tables
 
-_cn = tables.compute_nodes
-_svc = tables.compute_services
-_inst = tables.host_instances
-_agg = tables.host_aggregates
-_agg_hosts = tables.host_aggregate_hosts
+_cn = host_tables.compute_nodes
+_svc = host_tables.compute_services
+_inst = host_tables.host_instances
+_agg = host_tables.host_aggregates
+_agg_hosts = host_tables.host_aggregate_hosts
 
 # Kinds of change-log entries, and what their ref names.
 NODE = "node"  # compute node uuid
@@ -244,7 +244,7 @@ def upsert_compute_node(txn, uuid, host, nodename, **report):
         _INSERT_NODE.rowcount(txn, {
             "uuid": uuid, "generation": 0, "created_at": txn.now,
             "updated_at": txn.now, "failed_builds": 0, **merged})
-    txn.changes.hosts.add((NODE, uuid))
+    txn.changes.log(host_tables.LOG).add((NODE, uuid))
 
 
 @store.writer
@@ -253,7 +253,7 @@ def delete_compute_node(txn, uuid):
     uuid = _uuid(uuid)
     if not txn.execute(_cn.delete().where(_cn.c.uuid == uuid)).rowcount:
         return False
-    txn.changes.hosts.add((NODE, uuid))
+    txn.changes.log(host_tables.LOG).add((NODE, uuid))
     return True
 
 
@@ -276,7 +276,7 @@ def record_build_failure(txn, nodename, host=None):
     for row in _nodes_named(txn, nodename, host):
         txn.execute(_cn.update().where(_cn.c.id == row.id).values(
             failed_builds=_cn.c.failed_builds + 1))
-        txn.changes.hosts.add((NODE, row.uuid))
+        txn.changes.log(host_tables.LOG).add((NODE, row.uuid))
 
 
 @store.writer
@@ -287,7 +287,7 @@ def reset_build_failures(txn, nodename, host=None):
         if row.failed_builds:
             txn.execute(_cn.update().where(_cn.c.id == row.id).values(
                 failed_builds=0))
-            txn.changes.hosts.add((NODE, row.uuid))
+            txn.changes.log(host_tables.LOG).add((NODE, row.uuid))
 
 
 # -- services -------------------------------------------------------------
@@ -326,7 +326,7 @@ def _write_service(txn, host, values):
         _service_write("update", tuple(sorted(params))).rowcount(
             txn, {"row_id": row.id,
                   **{f"new_{c}": v for c, v in params.items()}})
-    txn.changes.hosts.add((SERVICE, host))
+    txn.changes.log(host_tables.LOG).add((SERVICE, host))
 
 
 @store.writer
@@ -400,10 +400,10 @@ def update_instance_info(txn, host, instances):
                         .where(_inst.c.instance_uuid == uuid)
                         .values(host=host, flavor_id=flavor_id,
                                 project_id=project_id, updated_at=txn.now))
-            txn.changes.hosts.add((INSTANCES, row.host))
+            txn.changes.log(host_tables.LOG).add((INSTANCES, row.host))
         else:
             continue
-        txn.changes.hosts.add((INSTANCES, host))
+        txn.changes.log(host_tables.LOG).add((INSTANCES, host))
 
 
 @store.writer
@@ -414,7 +414,7 @@ def delete_instance_info(txn, host, instance_uuid):
         _inst.c.instance_uuid == _uuid(instance_uuid, "instance uuid"),
         _inst.c.host == host)).rowcount
     if deleted:
-        txn.changes.hosts.add((INSTANCES, host))
+        txn.changes.log(host_tables.LOG).add((INSTANCES, host))
     return bool(deleted)
 
 
@@ -441,10 +441,10 @@ def sync_instance_info(txn, host, instance_uuids):
         else:
             txn.execute(_inst.update().where(_inst.c.instance_uuid == uuid)
                         .values(host=host, updated_at=txn.now))
-            txn.changes.hosts.add((INSTANCES, row.host))
+            txn.changes.log(host_tables.LOG).add((INSTANCES, row.host))
     changed = bool(gone or missing)
     if changed:
-        txn.changes.hosts.add((INSTANCES, host))
+        txn.changes.log(host_tables.LOG).add((INSTANCES, host))
     return changed
 
 
@@ -514,7 +514,7 @@ def update_aggregate(txn, uuid, name, metadata=None, hosts=()):
         txn.execute(_agg_hosts.insert(), [
             {"aggregate_id": agg_id, "host": h, "created_at": txn.now}
             for h in new])
-    txn.changes.hosts.add((AGGREGATE, uuid))
+    txn.changes.log(host_tables.LOG).add((AGGREGATE, uuid))
 
 
 @store.writer
@@ -527,5 +527,5 @@ def delete_aggregate(txn, uuid):
     txn.execute(_agg_hosts.delete().where(
         _agg_hosts.c.aggregate_id == agg_id))
     txn.execute(_agg.delete().where(_agg.c.id == agg_id))
-    txn.changes.hosts.add((AGGREGATE, uuid))
+    txn.changes.log(host_tables.LOG).add((AGGREGATE, uuid))
     return True

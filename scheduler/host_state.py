@@ -36,7 +36,7 @@ import time
 import numpy as np
 
 from placement.db import change_cursor, retry
-from scheduler import host_options, host_reads
+from scheduler import host_options, host_reads, host_tables
 from scheduler import host_records as records
 
 LOG = logging.getLogger(__name__)
@@ -333,12 +333,13 @@ class HostStateTable:
     def _on_commit(self, changes):
         """A commit of this process's store: reload what it touched at the
         next sync (nothing when a sync has read it already)."""
-        if not changes.host_seqs:
+        seqs = changes.seqs_of(host_tables.LOG)
+        if not seqs:
             return
         with self.lock:
             try:
-                if self.loaded and self._cursor.take_own(changes.host_seqs):
-                    self.dirty.update(changes.hosts)
+                if self.loaded and self._cursor.take_own(seqs):
+                    self.dirty.update(changes.entries(host_tables.LOG))
             except Exception as exc:
                 # The commit counts as read once taken: reload instead.
                 self._reload_at_next_sync("taking a commit", exc)

@@ -18,6 +18,7 @@ import sqlalchemy as sa
 
 from placement import conf as conf_mod
 from placement.db import tables
+from scheduler import host_tables  # noqa: F401 (its tables join the metadata)
 
 ENGINES = ("sqlite", "postgresql", "mysql")
 

@@ -34,7 +34,7 @@ import uuid as uuidlib
 import requests
 import sqlalchemy as sa
 
-from placement.cloudfile import loader
+from cloudfile import loader
 from placement.db import store as store_mod
 from placement.objects import allocations
 from rpc import client as rpc_client

@@ -94,8 +94,10 @@ def seed_catalog(conn):
     have = {r.name for r in conn.execute(sa.select(counters.c.name))}
     initial = {tables.CUSTOM_RC_COUNTER:
                tables.MIN_CUSTOM_RESOURCE_CLASS_ID - 1,
-               tables.CHANGES_PRUNED_COUNTER: 0,
-               tables.HOST_CHANGES_PRUNED_COUNTER: 0}
+               tables.CHANGES_PRUNED_COUNTER: 0}
+    # Other packages' change logs (the scheduler's host records), for
+    # those loaded in this process; a missing counter reads as 0.
+    initial.update({log.counter: 0 for log in store_mod.change_logs()})
     rows = [{"name": k, "value": v} for k, v in initial.items()
             if k not in have]
     if rows:

@@ -7,8 +7,8 @@ cloud atomically). See :func:`writer` and :func:`reader`.
 
 After each commit the store tells its listeners what changed (a
 :class:`ChangeSet`), and records the touched providers in the
-``provider_changes`` table (and the touched scheduler host records in
-``host_changes``) for other processes.
+``provider_changes`` table (and other packages' records in the change
+logs they register: ChangeLog) for other processes.
 """
 
 import contextlib
@@ -60,10 +60,21 @@ class ChangeSet:
     catalog: bool = False
     # Sequence numbers of the provider_changes rows this commit wrote.
     seqs: tuple = ()
-    # Scheduler host records written (scheduler.host_records): (kind,
-    # ref) pairs, as logged in host_changes; and the rows' numbers.
-    hosts: set = dataclasses.field(default_factory=set)
-    host_seqs: tuple = ()
+    # Records of other packages' change logs (ChangeLog): log name ->
+    # (kind, ref) pairs written, and log name -> the rows' numbers.
+    logged: dict = dataclasses.field(default_factory=dict)
+    logged_seqs: dict = dataclasses.field(default_factory=dict)
+
+    def log(self, name):
+        """The set of (kind, ref) this write adds to change log
+        ``name``."""
+        return self.logged.setdefault(name, set())
+
+    def entries(self, name):
+        return self.logged.get(name, set())
+
+    def seqs_of(self, name):
+        return self.logged_seqs.get(name, ())
 
     def touched(self):
         return (self.providers | self.deleted
@@ -79,7 +90,7 @@ class ChangeSet:
 
     def __bool__(self):
         return bool(self.providers or self.deleted or self.usage
-                    or self.catalog or self.hosts)
+                    or self.catalog or any(self.logged.values()))
 
 
 class ProviderRace(Exception):
@@ -129,19 +140,52 @@ class Txn:
                         "changed_at": self.now,
                         "usage_only": rp_id not in whole}
                        for rp_id in sorted(touched)]))
-        if self.changes.hosts:
-            self.changes.host_seqs = tuple(_INSERT_HOST_CHANGES.rows(
-                self, [{"kind": kind, "ref": ref, "changed_at": self.now}
-                       for kind, ref in sorted(self.changes.hosts)]))
+        for name, entries in self.changes.logged.items():
+            if entries:
+                self.changes.logged_seqs[name] = tuple(
+                    _CHANGE_LOGS[name].insert.rows(self, [
+                        {"kind": kind, "ref": ref, "changed_at": self.now}
+                        for kind, ref in sorted(entries)]))
 
 
 _INSERT_CHANGES = fastsql.FastInsert(
     tables.provider_changes,
     ["resource_provider_id", "changed_at", "usage_only"],
     returning=tables.provider_changes.c.seq)
-_INSERT_HOST_CHANGES = fastsql.FastInsert(
-    tables.host_changes, ["kind", "ref", "changed_at"],
-    returning=tables.host_changes.c.seq)
+
+
+@dataclasses.dataclass(frozen=True)
+class ChangeLog:
+    """The change log of another package's records (the scheduler's host
+    records), kept as provider_changes is placement's: ``table`` has
+    seq, kind, ref and changed_at; rows below the ``counter`` were
+    pruned. The package registers it (register_change_log) and names
+    what a write touched in ``txn.changes.log(name)``."""
+
+    name: str
+    table: sa.Table
+    counter: str
+
+    @functools.cached_property
+    def insert(self):
+        return fastsql.FastInsert(self.table, ["kind", "ref", "changed_at"],
+                                  returning=self.table.c.seq)
+
+
+# name -> ChangeLog, filled by the packages that have one.
+_CHANGE_LOGS = {}
+
+
+def register_change_log(log):
+    """Make the store write ``log`` (a ChangeLog) at each commit that
+    names records of it; returns its name."""
+    _CHANGE_LOGS.setdefault(log.name, log)
+    return log.name
+
+
+def change_logs():
+    """The ChangeLogs registered so far."""
+    return list(_CHANGE_LOGS.values())
 
 
 def _dbapi_code(exc):
@@ -409,7 +453,7 @@ class Store:
         if not attempt.committing:
             return False
         changes = attempt.txn.changes
-        if not changes.seqs and not changes.host_seqs:
+        if not changes.seqs and not any(changes.logged_seqs.values()):
             raise errors.CommitOutcomeUnknown(attempt.name) from None
         while True:
             try:
@@ -449,7 +493,8 @@ class Store:
                 prune = self._commits % PRUNE_EVERY_COMMITS == 0
             if prune:
                 self.write(prune_change_log)
-                self.write(prune_host_change_log)
+                for log in change_logs():
+                    self.write(prune_other_log, log)
 
 
 class _Attempt:
@@ -470,8 +515,10 @@ def _name(fn):
 def _logged(txn, changes):
     """Whether the change log rows of ``changes`` exist: its transaction
     committed (rows are pruned only after an hour)."""
-    for log, seqs in ((tables.provider_changes, changes.seqs),
-                      (tables.host_changes, changes.host_seqs)):
+    logs = [(tables.provider_changes, changes.seqs)] + [
+        (_CHANGE_LOGS[name].table, seqs)
+        for name, seqs in changes.logged_seqs.items()]
+    for log, seqs in logs:
         if seqs:
             return bool(txn.scalar(sa.select(sa.func.count()).where(
                 log.c.seq.in_(list(seqs)))))
@@ -510,10 +557,9 @@ def prune_change_log(txn, retention=CHANGE_LOG_RETENTION):
                   tables.CHANGES_PRUNED_COUNTER, retention)
 
 
-def prune_host_change_log(txn, retention=CHANGE_LOG_RETENTION):
-    """Prune host_changes; the number of rows deleted."""
-    return _prune(txn, tables.host_changes,
-                  tables.HOST_CHANGES_PRUNED_COUNTER, retention)
+def prune_other_log(txn, log, retention=CHANGE_LOG_RETENTION):
+    """Prune a registered ChangeLog; the number of rows deleted."""
+    return _prune(txn, log.table, log.counter, retention)
 
 
 def writer(fn=None, *, retry_conflicts=False):

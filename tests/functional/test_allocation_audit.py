@@ -7,8 +7,8 @@ import uuid as uuidlib
 
 import pytest
 
+from gantt.cmd import manage
 from placement import direct
-from placement.cmd import manage
 from placement.objects import allocations
 from scheduler import allocation_audit, host_options, host_records
 from tests.scheduler import nova_cloud

@@ -232,7 +232,7 @@ def test_wsgi_entry_point_reads_the_named_config(tmp_path):
 def test_api_server_binds_to_its_own_options(tmp_path):
     """[DEFAULT] host is gantt-scheduler's RPC server name: the API
     listens on [api] bind_host/bind_port, and the command line wins."""
-    from placement.cmd import api as cmd
+    from gantt.cmd import api as cmd
     config = tmp_path / "gantt.conf"
     config.write_text("[DEFAULT]\nhost = scheduler-7\nport = 9999\n"
                       "workers = 9\n"

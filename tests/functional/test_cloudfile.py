@@ -7,7 +7,7 @@ import pathlib
 import pytest
 import yaml
 
-from placement.cloudfile import loader, report
+from cloudfile import loader, report
 from placement.objects import aggregates, allocations, providers, usages
 from scheduler import host_reads, host_state
 

@@ -8,10 +8,10 @@ import sqlalchemy as sa
 
 from placement.db import fastsql, tables
 from placement.objects import providers
-from scheduler import host_records
+from scheduler import host_records, host_tables
 
-_cn = tables.compute_nodes
-_svc = tables.compute_services
+_cn = host_tables.compute_nodes
+_svc = host_tables.compute_services
 _rp = tables.resource_providers
 
 

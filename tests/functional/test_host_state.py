@@ -11,8 +11,7 @@ import pytest
 import sqlalchemy as sa
 
 from placement.db import store as store_mod
-from placement.db import tables
-from scheduler import host_options, host_state
+from scheduler import host_options, host_state, host_tables
 from scheduler import host_records as hr
 from tests.functional import objects_helpers as h
 
@@ -403,11 +402,12 @@ def test_a_reader_behind_a_pruned_log_reloads(store, table):
     add_node(store, "a")
     table.sync()
     add_node(store, "b")
-    hc = tables.host_changes
+    hc = host_tables.host_changes
     old = store_mod.utcnow() - store_mod.CHANGE_LOG_RETENTION * 2
     with store.engine.begin() as conn:
         conn.execute(hc.update().values(changed_at=old))
-    assert store.write(store_mod.prune_host_change_log) == 2
+    assert store.write(store_mod.prune_other_log,
+                       store_mod._CHANGE_LOGS[host_tables.LOG]) == 2
     assert h.count_rows(store, hc) == 0
     table.dirty.clear()  # as if the commit had been another process's
     table.sync()
@@ -424,18 +424,18 @@ def test_writes_log_their_records(store):
         hr.sync_instance_info(store, "a", [])  # no change: no log
     finally:
         recorder.close()
-    assert [c.hosts for c in recorder.changes] == [
+    assert [c.entries(host_tables.LOG) for c in recorder.changes] == [
         {(hr.NODE, uuid)}, {(hr.SERVICE, "a")},
         {(hr.AGGREGATE, node_uuid("g"))}]
     with store.engine.connect() as conn:
         log = conn.execute(sa.select(
-            tables.host_changes.c.seq, tables.host_changes.c.kind,
-            tables.host_changes.c.ref).order_by(
-                tables.host_changes.c.seq)).all()
+            host_tables.host_changes.c.seq, host_tables.host_changes.c.kind,
+            host_tables.host_changes.c.ref).order_by(
+                host_tables.host_changes.c.seq)).all()
     assert [tuple(r[1:]) for r in log] == [
         (hr.NODE, uuid), (hr.SERVICE, "a"), (hr.AGGREGATE, node_uuid("g"))]
     assert [r[0] for r in log] == [s for c in recorder.changes
-                                   for s in c.host_seqs]
+                                   for s in c.seqs_of(host_tables.LOG)]
 
 
 BAD_WRITES = [

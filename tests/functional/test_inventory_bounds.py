@@ -16,8 +16,8 @@ import pathlib
 import pytest
 import yaml
 
+from cloudfile import loader
 from placement import direct, errors
-from placement.cloudfile import loader
 from placement.objects import inventories, providers, reshaper
 from tests.functional import api_helpers
 from tests.functional import objects_helpers as h

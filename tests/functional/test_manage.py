@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from placement.cmd import manage
+from gantt.cmd import manage
 from placement.db import migration
 
 REPO = pathlib.Path(__file__).parents[2]

@@ -15,7 +15,7 @@ from alembic.migration import MigrationContext
 from placement.db import migration, tables
 from placement.db import store as store_mod
 from placement.objects import providers, resource_classes, traits
-from scheduler import host_records, host_state
+from scheduler import host_records, host_state, host_tables
 from tests import databases
 
 
@@ -57,7 +57,7 @@ def test_0002_upgrades_a_0001_database(scratch_url):
         with store.engine.begin() as conn:  # as 0001 seeded it
             conn.execute(tables.counters.delete().where(
                 tables.counters.c.name
-                == tables.HOST_CHANGES_PRUNED_COUNTER))
+                == host_tables.HOST_CHANGES_PRUNED_COUNTER))
         migration.sync(store.engine, "0002")
         assert migration.current_revision(store.engine) == "0002"
         migration.sync(store.engine)

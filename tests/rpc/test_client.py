@@ -23,13 +23,12 @@ from oslo_context import context as context_mod
 
 from placement import direct
 from placement.db import store as store_mod
-from placement.db import tables
 from rpc import cell_retry
 from rpc import client as client_mod
 from rpc import conf as rpc_conf
 from rpc import serializer as serializer_mod
 from rpc import server as server_mod
-from scheduler import errors, manager, request_spec
+from scheduler import errors, host_tables, manager, request_spec
 from tests import databases
 from tests.rpc import helpers
 from tests.rpc import test_cell_retry as retry_tests
@@ -377,7 +376,7 @@ def test_ping_and_update_host_info(client, world):
 
 
 def aggregates_of(store):
-    agg, member = tables.host_aggregates, tables.host_aggregate_hosts
+    agg, member = host_tables.host_aggregates, host_tables.host_aggregate_hosts
     with store.engine.connect() as conn:
         rows = conn.execute(sa.select(agg.c.name, member.c.host).select_from(
             agg.outerjoin(member, member.c.aggregate_id == agg.c.id))).all()
@@ -390,7 +389,7 @@ def aggregates_of(store):
 
 
 def instances_of(store):
-    inst = tables.host_instances
+    inst = host_tables.host_instances
     with store.engine.connect() as conn:
         return {(r.instance_uuid, r.host) for r in conn.execute(
             sa.select(inst.c.instance_uuid, inst.c.host))}

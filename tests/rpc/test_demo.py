@@ -8,7 +8,7 @@ import pathlib
 import subprocess
 import sys
 
-from placement.cmd import manage
+from gantt.cmd import manage
 
 REPO = pathlib.Path(__file__).parents[2]
 EXAMPLE = REPO / "etc/examples/cluster.yaml"

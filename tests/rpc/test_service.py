@@ -21,8 +21,8 @@ import oslo_messaging
 import pytest
 import sqlalchemy as sa
 
+from cloudfile import loader
 from placement import direct
-from placement.cloudfile import loader
 from placement.db import store as store_mod
 from rpc import cell_retry
 from rpc import client as rpc_client

@@ -6,7 +6,7 @@ import pathlib
 
 import pytest
 
-from placement.cmd import manage
+from gantt.cmd import manage
 
 REPO = pathlib.Path(__file__).parents[2]
 EXAMPLE = REPO / "etc/examples/cluster.yaml"

@@ -1,9 +1,9 @@
 """Small clouds and workloads for the simulation tests, built in code so
 that each test shows the figures it checks."""
 
-from placement.cloudfile import loader
-from scheduler.simulation import config, runner
-from scheduler.simulation import workload as workload_mod
+from cloudfile import loader
+from simulation import config, runner
+from simulation import workload as workload_mod
 
 
 def flat_cloud(hosts, zones=None, path="<test cloud>"):

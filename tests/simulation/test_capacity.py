@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from placement.cloudfile import loader
-from scheduler.simulation import capacity, cli
+from cloudfile import loader
+from simulation import capacity, cli
 from tests.simulation import helpers
 
 SMALL = {"vcpus": 2, "memory_mb": 4096, "root_gb": 10}

@@ -7,9 +7,9 @@ import os
 import pytest
 import yaml
 
-from scheduler.simulation import cli, config, runner
-from scheduler.simulation import cloud as cloud_mod
-from scheduler.simulation import workload as workload_mod
+from simulation import cli, config, runner
+from simulation import cloud as cloud_mod
+from simulation import workload as workload_mod
 
 EXAMPLES = os.path.join(os.path.dirname(__file__), os.pardir, os.pardir,
                         "etc", "examples", "simulation")
@@ -115,7 +115,7 @@ def test_capacity_reads_the_configured_database(tmp_path, capsys):
     conf = config.load(conf_path)
     from placement.db import store as store_mod
     store = store_mod.Store.open(conf)
-    from placement.cloudfile import loader
+    from cloudfile import loader
     loader.load(store, loader.parse(CLOUD, "cloud"))
     store.dispose()
     code = cli.main(["capacity", "--config-file", conf_path, "--flavor",
@@ -225,7 +225,7 @@ def test_same_seed_same_report_across_processes(files, tmp_path):
     for hash_seed in ("1", "2"):
         out = tmp_path / f"r{hash_seed}"
         subprocess.run(
-            [sys.executable, "-m", "scheduler.simulation.cli", "run",
+            [sys.executable, "-m", "simulation.cli", "run",
              "--cloud", files["cloud"], "--workload", workload,
              "--schedulers", "2", "--out", str(out), "--no-progress"],
             check=True, capture_output=True,

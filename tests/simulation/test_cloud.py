@@ -2,8 +2,8 @@
 
 import pytest
 
-from placement.cloudfile import loader
-from scheduler.simulation import cloud
+from cloudfile import loader
+from simulation import cloud
 
 
 def _template(**hosts):

@@ -10,9 +10,9 @@ import threading
 import pytest
 import requests
 
-from placement.cloudfile import loader
+from cloudfile import loader
 from placement.db import store as store_mod
-from scheduler.simulation import from_placement
+from simulation import from_placement
 from tests import databases
 from tests.functional import api_helpers
 

@@ -1,4 +1,4 @@
-"""Tests for scheduler.simulation.report: the files, the text, compare."""
+"""Tests for simulation.report: the files, the text, compare."""
 
 import base64
 import json
@@ -9,8 +9,8 @@ import numpy
 import pytest
 from matplotlib import image as mpimage
 
-from scheduler.simulation import plots
-from scheduler.simulation import report as report_mod
+from simulation import plots
+from simulation import report as report_mod
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 HOSTILE_CLOUD = "/tmp/<b>cloud</b>&co.yaml"

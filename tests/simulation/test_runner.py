@@ -4,7 +4,7 @@ conservation at every step, determinism, and schedulers racing."""
 import pytest
 
 from placement.objects import usages
-from scheduler.simulation import config, runner
+from simulation import config, runner
 from tests.simulation import helpers
 
 # Each host holds exactly two of these (vCPUs bind).

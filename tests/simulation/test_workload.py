@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from scheduler.simulation import workload
+from simulation import workload
 
 FLAVORS = {
     "m1.small": {"vcpus": 1, "memory_mb": 2048, "root_gb": 20},

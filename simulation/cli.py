@@ -18,19 +18,19 @@ import json
 import os
 import sys
 
+from cloudfile import loader
 from placement import file_errors
-from placement.cloudfile import loader
 from scheduler import errors as scheduler_errors
 from scheduler import manager
-from scheduler.simulation import (
+from simulation import (
     capacity,
     config,
     from_placement,
     report,
     runner,
 )
-from scheduler.simulation import cloud as cloud_mod
-from scheduler.simulation import workload as workload_mod
+from simulation import cloud as cloud_mod
+from simulation import workload as workload_mod
 
 
 class UsageError(Exception):

@@ -29,7 +29,7 @@ request line or header such as a Content-Length that is not a number, a
 method in lower case, a request line or header past gunicorn's limits)
 are answered with the API's JSON error body rather than gunicorn's HTML
 page (:class:`JsonErrorWorker`; ``gunicorn -k
-placement.cmd.api.JsonErrorWorker placement.api.wsgi:application`` does
+gantt.cmd.api.JsonErrorWorker placement.api.wsgi:application`` does
 the same). What gunicorn answers with no response at all (a client that
 goes away, a connection that sends nothing before the timeout) stays
 unanswered, and an HTTP/2 connection's errors are gunicorn's own.

@@ -19,9 +19,9 @@ import sys
 from oslo_config import cfg
 from oslo_log import log as logging
 
+from cloudfile import loader, report
 from placement import conf as conf_mod
 from placement import errors
-from placement.cloudfile import loader, report
 from placement.db import migration
 from placement.db import store as store_mod
 from scheduler import allocation_audit, host_state, host_updates

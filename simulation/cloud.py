@@ -23,8 +23,8 @@ import copy
 
 import jsonschema
 
+from cloudfile import loader
 from placement import file_errors
-from placement.cloudfile import loader
 
 _NAME = {"type": "string", "minLength": 1, "maxLength": 100,
          "pattern": "^[A-Za-z0-9_.-]+$"}

@@ -7,7 +7,7 @@ This module turns one into a directory a person can read
 ``report.html``) and into a short terminal summary, and it compares two
 runs (``compare.json``, ``compare.html`` and overlaid PNGs).
 
-The plots themselves are drawn by scheduler.simulation.plots.
+The plots themselves are drawn by simulation.plots.
 """
 
 import base64
@@ -15,10 +15,10 @@ import html
 import json
 import os
 
-from scheduler.simulation import plots
-from scheduler.simulation.plots import fmt as _fmt
-from scheduler.simulation.plots import get as _get
-from scheduler.simulation.plots import keys as _keys
+from simulation import plots
+from simulation.plots import fmt as _fmt
+from simulation.plots import get as _get
+from simulation.plots import keys as _keys
 
 FORMAT = 1
 PLOTS = ("utilisation", "failures", "host_fill", "stranded", "latency")

@@ -12,9 +12,9 @@ import jsonschema
 import os_resource_classes as orc
 import os_traits
 
+from cloudfile import hosts as hosts_mod
+from cloudfile import schema
 from placement import errors, file_errors
-from placement.cloudfile import hosts as hosts_mod
-from placement.cloudfile import schema
 from placement.db import store
 from placement.objects import (
     aggregates,

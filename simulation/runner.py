@@ -34,11 +34,11 @@ import numpy as np
 import sqlalchemy as sa
 import tqdm
 
-from placement.cloudfile import loader
+from cloudfile import loader
 from placement.db import migration, tables
 from placement.db import store as store_mod
 from scheduler import claims, manager
-from scheduler.simulation import capacity
+from simulation import capacity
 
 _NAMESPACE = uuidlib.UUID("0f5e3a1c-7d1b-4c52-9a0e-5b8f6c2d4e17")
 PROJECT, USER = "simulation", "simulation"
@@ -74,7 +74,7 @@ class Options:
 
 class Simulation:
     """One run: ``Simulation(conf, cloud, workload, options).run()`` is
-    the report dict (scheduler.simulation.report reads it)."""
+    the report dict (simulation.report reads it)."""
 
     def __init__(self, conf, cloud, workload, options=None, labels=None):
         self.conf = conf

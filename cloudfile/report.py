@@ -4,7 +4,7 @@ totals per class, and the compute hosts as the scheduler sees them."""
 
 import dataclasses
 
-from placement.cloudfile import hosts as hosts_mod
+from cloudfile import hosts as hosts_mod
 from placement.db import store
 from placement.objects import (
     aggregates,
