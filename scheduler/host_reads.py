@@ -10,7 +10,7 @@ import datetime
 
 import sqlalchemy as sa
 
-from placement.db import fastsql, store, tables
+from placement.db import store
 from scheduler import host_tables
 
 _cn = host_tables.compute_nodes
@@ -18,8 +18,6 @@ _svc = host_tables.compute_services
 _inst = host_tables.host_instances
 _agg = host_tables.host_aggregates
 _agg_hosts = host_tables.host_aggregate_hosts
-_changes = host_tables.host_changes
-_counters = tables.counters
 
 # Keys per IN (...) list: well below every engine's parameter limit.
 CHUNK = 500
@@ -154,43 +152,3 @@ def aggregates(txn, uuids=None):
     return {r.uuid: Aggregate(r.uuid, r.name, dict(r.metadata or {}),
                               frozenset(members.get(r.id, ())))
             for r in found}
-
-
-# -- the change log -------------------------------------------------------
-
-# Read before every decision: run straight on the driver's cursor.
-_SINCE = fastsql.Fast(
-    sa.select(_changes.c.seq, _changes.c.kind, _changes.c.ref)
-    .where(_changes.c.seq > sa.bindparam("low"))
-    .union_all(
-        sa.select(sa.literal_column("-1").label("seq"),
-                  sa.literal("pruned").label("kind"),
-                  sa.cast(_counters.c.value, sa.String).label("ref"))
-        .where(_counters.c.name == host_tables.HOST_CHANGES_PRUNED_COUNTER)))
-
-
-def changes_since(txn, low):
-    """(pruned_below, {seq: (kind, ref)}) for the log rows above ``low``;
-    rows below ``pruned_below`` are gone. One indexed query."""
-    pruned_below = 0
-    changed = {}
-    for seq, kind, ref in _SINCE.rows(txn, {"low": low}):
-        if seq == -1:
-            pruned_below = int(ref)
-        else:
-            changed[seq] = (kind, ref)
-    return pruned_below, changed
-
-
-def log_position(txn, window):
-    """(highest sequence number, the numbers present among the last
-    ``window``, the number below which rows were pruned): where a full
-    load starts following the log."""
-    top = txn.scalar(sa.select(sa.func.max(_changes.c.seq))) or 0
-    present = {r.seq for r in txn.execute(
-        sa.select(_changes.c.seq).where(_changes.c.seq > top - window))}
-    pruned_below = txn.scalar(
-        sa.select(_counters.c.value)
-        .where(_counters.c.name == host_tables.HOST_CHANGES_PRUNED_COUNTER)
-    ) or 0
-    return top, present, pruned_below

@@ -9,15 +9,20 @@ aggregate) and metrics (a float column per metric name). The blobs few
 filters read (cpu_info, NUMA topology, PCI pools, stats, supported
 instances) stay Python objects: :meth:`HostStateTable.node` of a row.
 
-The table follows the database as placement's provider index does:
+The table follows the database as placement's provider index does, the
+same code doing it (placement.db.follower: load, catch up, own commits,
+full reload in doubt), on the ``host_changes`` log:
 
 - :meth:`~HostStateTable.sync` loads everything the first time;
 - after each commit of its own store it is told which host records
-  changed (placement.db.store.ChangeSet.hosts) and reloads just those at
+  changed (the ChangeSet's entries of that log) and reloads just those at
   the next sync;
 - each sync reads the ``host_changes`` rows other processes wrote since
   the last one (one indexed query when nothing changed) and reloads only
   the records they name.
+
+Given a source (Nova's databases: scheduler.nova_db.source), the table
+follows that instead, and the store's log not at all.
 
 Scheduling changes the table in memory only (:meth:`consume`), as Nova's
 HostState does: free RAM, disk and vCPUs go down for the next instance of
@@ -30,16 +35,18 @@ Callers hold ``table.lock`` while they read the arrays: a sync may grow
 import dataclasses
 import datetime
 import logging
-import threading
 import time
 
 import numpy as np
 
-from placement.db import change_cursor, retry
+from placement.db import follower
 from scheduler import host_options, host_reads, host_tables
 from scheduler import host_records as records
 
 LOG = logging.getLogger(__name__)
+
+# The log of the host records (scheduler.host_tables): (kind, ref) entries.
+HOST_LOG = follower.FollowedLog.registered(host_tables.LOG)
 
 _EPOCH = datetime.datetime(1970, 1, 1)
 
@@ -128,17 +135,26 @@ def _float(value):
         return np.nan
 
 
-class HostStateTable:
-    """Columnar host state for one store. ``conf``: a ConfigOpts (the
-    options of scheduler.host_options are registered on it)."""
+class HostStateTable(follower.Follower):
+    """Columnar host state for one store, following its host records'
+    log (placement.db.follower.Follower: sync, sync_in, reload, loaded,
+    follows_store; ``dirty`` holds the (kind, ref) this process wrote).
+    ``conf``: a ConfigOpts (the options of scheduler.host_options are
+    registered on it). ``clock``: epoch seconds, what heartbeats are
+    judged against.
+
+    ``source``: None for gantt's own host records in ``store``;
+    otherwise an object with refresh(table) and close()
+    (scheduler.nova_db.source.NovaHostSource) that feeds the table
+    through replace_all() and apply()."""
+
+    what = "host state"
+    logger = LOG
 
     def __init__(self, store, conf, clock=time.time, source=None):
         host_options.register_opts(conf)
-        self.store = store
         self.conf = conf
-        self.lock = threading.RLock()
         self._clock = clock
-        self._cursor = change_cursor.ChangeCursor()
         self.full_loads = 0
         self.version = 0
         # Moves when a row is given to or taken from a node.
@@ -147,31 +163,12 @@ class HostStateTable:
         self.aggregate_version = 0
         self._agg_number_cache = {}
         self._agg_number_version = -1
-        self._clear()
-        # Where the records come from: None for gantt's own host records
-        # in ``store``; otherwise an object with refresh(table) and
-        # close() (scheduler.nova_db.source.NovaHostSource) that feeds
-        # the table through replace_all() and apply().
-        self.source = source
-        if source is None:
-            store.add_listener(self._on_commit)
-
-    @property
-    def follows_store(self):
-        """Whether the records are gantt's own, read with the store's
-        transactions (sync_in) and its change log."""
-        return self.source is None
-
-    def close(self):
-        if self.source is None:
-            self.store.remove_listener(self._on_commit)
-        else:
-            self.source.close()
+        super().__init__(store, HOST_LOG, source=source)
 
     # -- state -----------------------------------------------------------
 
     def _clear(self):
-        self.loaded = False
+        super()._clear()
         self.size = 0  # rows ever used: columns are valid up to here
         self.free_rows = []
         self.row_of_uuid = {}
@@ -197,7 +194,6 @@ class HostStateTable:
         self.hypervisor_types = Categories()
         self.cells = Categories()
         self.availability_zones = Categories()
-        self.dirty = set()  # (kind, ref) this process wrote
         self.version += 1
         self.layout_version = getattr(self, "layout_version", 0) + 1
         self.aggregate_version = getattr(self, "aggregate_version", 0) + 1
@@ -247,51 +243,7 @@ class HostStateTable:
 
     # -- following the database -------------------------------------------
 
-    def sync(self):
-        """Bring the table up to date with the database: a full load the
-        first time, then only what changed."""
-        with self.lock:
-            if self.source is not None:
-                self.source.refresh(self)
-            else:
-                self.store.read(self.sync_in, snapshot=True)
-
-    def sync_in(self, txn):
-        """sync() inside the caller's read transaction ``txn``. A failure
-        part way (but a lost connection, which the store's retry of the
-        whole read redoes) makes the next sync load everything."""
-        with self.lock:
-            try:
-                if not self.loaded:
-                    self._full_load(txn)
-                else:
-                    self._catch_up(txn)
-            except Exception as exc:
-                if not retry.is_connection_error(exc, txn.backend):
-                    self._reload_at_next_sync("a sync", exc)
-                raise
-
-    def _reload_at_next_sync(self, what, exc):
-        """Applying a change failed part way: the arrays may hold some of
-        it. Forget them all."""
-        LOG.warning("host state: %s failed (%s: %s); it loads everything "
-                    "again at the next sync", what, type(exc).__name__, exc)
-        self.loaded = False
-        self.dirty.clear()
-
-    def reload(self):
-        """Forget everything and load it all again."""
-        with self.lock:
-            self._clear()
-            if self.source is not None:
-                self.source.refresh(self)
-            else:
-                self.store.read(self._full_load, snapshot=True)
-
-    def _full_load(self, txn):
-        self._clear()
-        self._cursor.start(*host_reads.log_position(
-            txn, change_cursor.GAP_WINDOW))
+    def _load_all(self, txn):
         self.replace_all(host_reads.aggregates(txn),
                          host_reads.services(txn),
                          host_reads.instances(txn),
@@ -316,33 +268,16 @@ class HostStateTable:
             self.full_loads += 1
             self.version += 1
 
-    def _catch_up(self, txn):
-        pruned_below, changed = host_reads.changes_since(
-            txn, self._cursor.low())
-        if self._cursor.lost(pruned_below):
-            self._full_load(txn)
-            return
+    def _refresh(self, txn, entries):
+        """Reload the records the log ``entries`` and ``dirty`` name."""
         todo = set(self.dirty)
-        todo.update(entry for seq, entry in changed.items()
-                    if self._cursor.is_new(seq))
-        if todo:
-            self._load(txn, todo)
-        self.dirty.clear()
-        self._cursor.advance(changed.keys())
+        todo.update(entries)
+        self._load(txn, todo)
 
-    def _on_commit(self, changes):
-        """A commit of this process's store: reload what it touched at the
-        next sync (nothing when a sync has read it already)."""
-        seqs = changes.seqs_of(host_tables.LOG)
-        if not seqs:
-            return
-        with self.lock:
-            try:
-                if self.loaded and self._cursor.take_own(seqs):
-                    self.dirty.update(changes.entries(host_tables.LOG))
-            except Exception as exc:
-                # The commit counts as read once taken: reload instead.
-                self._reload_at_next_sync("taking a commit", exc)
+    def _apply_commit(self, changes):
+        """A commit of this process: what it touched is reloaded at the
+        next sync."""
+        self.dirty.update(changes.entries(host_tables.LOG))
 
     def _load(self, txn, todo):
         """Reload the records named by (kind, ref) pairs."""

@@ -2,28 +2,25 @@
 
 A large answer (the perfload query returns a candidate and a summary for
 each of 1,000 providers) is dominated by turning the engine's arrays into
-JSON-ready dicts. The fast path reads the result's arrays once, as lists,
-and builds the final dicts directly; it relies on CandidateResult's
-internals (units, assign, rows and the copied index columns), so it is
-used only when the result has them, and falls back to the public
-allocation_requests() / provider_summaries() otherwise. A test checks
+JSON-ready dicts. The fast path reads the result's columnar export
+(CandidateResult.columns() and summary_names()) once, as lists, and
+builds the final dicts directly; the slow path builds them from the
+objects of allocation_requests() / provider_summaries(). A test checks
 that both paths give the same body.
 """
 
-_FAST_FIELDS = ("units", "assign", "rows", "_uuid", "_parent", "_root",
-                "_has_inv", "_capacity", "_used", "_bits", "_col_rc",
-                "_bit_trait", "_names")
-
 
 def has_fast_path(result):
-    return all(hasattr(result, name) for name in _FAST_FIELDS)
+    """Whether the fast path can build the whole body of ``result``: its
+    columns hold the provider summaries (a lean result's do not)."""
+    return result.columns().providers is not None
 
 
 def allocation_requests(result, dict_form, with_mappings, fast=True):
     """The allocation_requests list: dict form from 1.12 (with mappings
     from 1.34), list form before."""
     if dict_form and fast and has_fast_path(result):
-        return _fast_requests(result, with_mappings)
+        return _fast_requests(result.columns(), with_mappings)
     out = []
     for candidate in result.allocation_requests():
         allocations = candidate.allocations
@@ -40,10 +37,10 @@ def allocation_requests(result, dict_form, with_mappings, fast=True):
     return out
 
 
-def _fast_requests(result, with_mappings):
-    uuid = result._uuid
+def _fast_requests(columns, with_mappings):
+    uuid = columns.uuid
     units = []
-    for suffix, _granular, slots in result.units:
+    for suffix, _granular, slots in columns.units:
         resources = {}
         for rc, _col, amount in slots:
             resources[rc] = resources.get(rc, 0) + amount
@@ -55,7 +52,7 @@ def _fast_requests(result, with_mappings):
     # (the encoder only reads them).
     layouts = {}
     out = []
-    for combo in result.assign.tolist():
+    for combo in columns.assign.tolist():
         pattern = tuple(combo.index(row) for row in combo)
         layout = layouts.get(pattern)
         if layout is None:
@@ -119,23 +116,23 @@ def provider_summaries(result, requested, with_traits, with_tree,
 
 
 def _fast_summaries(result, requested, with_traits, with_tree):
-    names = result._names()
-    rc_name = names["rc"]
-    trait_name = names["trait"]
-    bit_trait = result._bit_trait
-    uuid = result._uuid
+    columns = result.columns()
+    providers = columns.providers
+    rc_name, trait_name = result.summary_names()
+    bit_trait = providers.bit_trait
+    uuid = columns.uuid
     # The columns (resource classes) the answer may show.
     shown = [c for c in sorted(rc_name)
              if requested is None or rc_name[c] in requested]
-    has_inv = result._has_inv.tolist()
-    capacity = result._capacity.tolist()
-    used = result._used.tolist()
-    parents = result._parent.tolist()
-    roots = result._root.tolist()
-    bits = result._bits.tolist()
+    has_inv = providers.has_inv.tolist()
+    capacity = providers.capacity.tolist()
+    used = providers.used.tolist()
+    parents = providers.parent.tolist()
+    roots = providers.root.tolist()
+    bits = providers.bits.tolist()
     trait_lists = {}  # bit words -> trait names (providers share sets)
     out = {}
-    for i, row in enumerate(result.rows.tolist()):
+    for i, row in enumerate(providers.rows.tolist()):
         has_i, cap_i, used_i = has_inv[i], capacity[i], used[i]
         entry = {"resources": {
             rc_name[c]: {"capacity": cap_i[c], "used": used_i[c]}

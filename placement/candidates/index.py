@@ -6,37 +6,33 @@ resource class (2-D numpy arrays, a column per class in use), traits (a
 bitset per row) and aggregates (member rows per aggregate). Searches build
 boolean masks over all rows at once; nothing is scanned in SQL.
 
-The database stays the truth. The index follows it two ways:
+The database stays the truth. The index follows the ``provider_changes``
+log as every cache of the database follows its log
+(placement.db.follower: load, catch up, own commits, full reload in
+doubt); what is its own is how it applies a change:
 
 - after each commit of its own store it is told what changed
   (placement.db.store.ChangeSet): usage deltas are applied at once, other
   changes mark providers for reloading;
-- before each search, :meth:`sync` reads the ``provider_changes`` rows it
-  has not seen (one indexed query when nothing changed) and reloads only
-  the providers they name, in one snapshot.
+- before each search, :meth:`sync` reads the log rows it has not seen
+  (one indexed query when nothing changed) and reloads only the providers
+  they name, in one snapshot: only their usage when that is all the rows
+  say changed (another process's claims, the common case).
 
-Every change row carries a sequence number. Numbers can commit out of
-order on PostgreSQL and MySQL, so numbers below the highest one seen that
-are still missing ("gaps": transactions in flight) are asked for again
-until they show up or time out (a rolled-back transaction never shows up).
-A stale index can only propose a candidate that the claim then refuses.
-
-An index never serves a state it failed to reach: when applying a change
-fails part way (an own commit, or a sync), the arrays may match neither
-the state before nor the one after, so the index forgets them and loads
-everything again at the next sync.
+A stale index can only propose a candidate that the claim then refuses,
+and it never serves a state it failed to reach (the follower's full
+reload when applying a change fails part way).
 """
 
 import logging
 import math
-import threading
 import time
 
 import numpy as np
 import os_traits
 import sqlalchemy as sa
 
-from placement.db import change_cursor, fastsql, retry, tables
+from placement.db import fastsql, follower, tables
 
 LOG = logging.getLogger(__name__)
 
@@ -48,18 +44,6 @@ _alloc = tables.allocations
 _rp_trait = tables.resource_provider_traits
 _rp_agg = tables.resource_provider_aggregates
 _agg = tables.placement_aggregates
-_changes = tables.provider_changes
-_counters = tables.counters
-
-_CHANGES_SINCE = fastsql.Fast(
-    sa.select(_changes.c.seq, _changes.c.resource_provider_id,
-              _changes.c.usage_only)
-    .where(_changes.c.seq > sa.bindparam("low"))
-    .union_all(
-        sa.select(sa.literal_column("-1").label("seq"),
-                  _counters.c.value.label("resource_provider_id"),
-                  sa.false().label("usage_only"))
-        .where(_counters.c.name == tables.CHANGES_PRUNED_COUNTER)))
 
 
 # What a (re)load reads: providers, inventories, usage, traits and
@@ -111,24 +95,24 @@ def capacity(total, reserved, ratio):
     return max(0.0, min(cap, CAP_LIMIT))
 
 
-class ProviderIndex:
-    """Columnar provider state for one store. Thread-safe: every public
-    method holds ``lock``; searches hold it while they read the arrays."""
+class ProviderIndex(follower.Follower):
+    """Columnar provider state for one store, following its
+    provider_changes log (placement.db.follower.Follower: sync, sync_in,
+    reload, loaded; ``dirty`` holds ids of providers to reload).
+    Thread-safe: every public method holds ``lock``; searches hold it
+    while they read the arrays. ``clock``: the change cursor's (how long
+    a gap is asked for)."""
+
+    what = "candidates index"
+    logger = LOG
 
     def __init__(self, store, clock=time.monotonic):
-        self.store = store
-        self.lock = threading.RLock()
-        self._clock = clock
-        self._clear()
-        store.add_listener(self._on_commit)
-
-    def close(self):
-        self.store.remove_listener(self._on_commit)
+        super().__init__(store, follower.PROVIDER_LOG, cursor_clock=clock)
 
     # -- state -------------------------------------------------------------
 
     def _clear(self):
-        self.loaded = False
+        super()._clear()
         self.size = 0  # rows ever used: arrays are valid up to here
         self.row_of_id = {}
         self.row_of_uuid = {}
@@ -169,8 +153,6 @@ class ProviderIndex:
         # counting across full reloads too.
         self.structure_version = getattr(self, "structure_version", 0) + 1
         self._derived = {}
-        self.cursor = change_cursor.ChangeCursor(self._clock)
-        self.dirty = set()  # provider ids to reload
 
     @property
     def gaps(self):
@@ -236,109 +218,33 @@ class ProviderIndex:
 
     # -- loading -----------------------------------------------------------
 
-    def sync(self):
-        """Bring the index up to date with the database."""
-        with self.lock:
-            self.store.read(self.sync_in, snapshot=True)
-
-    def sync_in(self, txn):
-        """sync() inside the caller's read transaction ``txn`` (a caller
-        that follows more than one cache reads them all in one). A
-        failure part way (but a lost connection) marks the index for a
-        full reload, and propagates."""
-        with self.lock:
-            try:
-                if not self.loaded:
-                    self._full_load(txn)
-                else:
-                    self._catch_up(txn)
-            except Exception as exc:
-                # A lost connection leaves nothing half applied that the
-                # sync the store runs again does not redo: the change log
-                # position moves only at the end.
-                if not retry.is_connection_error(exc, txn.backend):
-                    self._reload_at_next_sync("a sync", exc)
-                raise
-
-    def _reload_at_next_sync(self, what, exc):
-        """Applying a change failed part way: the arrays may hold some
-        of it, and the change counts as read. Forget them all."""
-        LOG.warning("candidates index: %s failed (%s: %s); it loads "
-                    "everything again at the next sync", what,
-                    type(exc).__name__, exc)
-        self.loaded = False
-        self.dirty.clear()
-
-    def reload(self):
-        """Forget everything and load it all again."""
-        with self.lock:
-            self._clear()
-            self.store.read(self._full_load, snapshot=True)
-
-    def _full_load(self, txn):
-        self._clear()
-        top = txn.scalar(sa.select(sa.func.max(_changes.c.seq))) or 0
-        present = {r.seq for r in txn.execute(
-            sa.select(_changes.c.seq).where(
-                _changes.c.seq > top - change_cursor.GAP_WINDOW))}
-        pruned_below = txn.scalar(
-            sa.select(_counters.c.value)
-            .where(_counters.c.name == tables.CHANGES_PRUNED_COUNTER)) or 0
-        self.cursor.start(top, present, pruned_below)
+    def _load_all(self, txn):
         self._load(txn, None)
-        self.loaded = True
 
-    def _catch_up(self, txn):
-        rows = _CHANGES_SINCE.rows(txn, {"low": self.cursor.low()})
-        pruned_below = 0
-        changed = {}
-        for seq, rp_id, usage_only in rows:
-            if seq == -1:
-                pruned_below = rp_id
-            else:
-                changed[seq] = (rp_id, usage_only)
-        if self.cursor.lost(pruned_below):
-            self._full_load(txn)
-            return
+    def _refresh(self, txn, entries):
+        """Reload the providers the log ``entries`` (provider id, usage
+        only) and ``dirty`` name: only the usage of known providers
+        whose every entry says only usage changed."""
         reload = set(self.dirty)
         usage = set()
-        for seq, (rp_id, usage_only) in changed.items():
-            if self.cursor.is_new(seq):
-                (usage if usage_only and rp_id in self.row_of_id
-                 else reload).add(rp_id)
+        for rp_id, usage_only in entries:
+            (usage if usage_only and rp_id in self.row_of_id
+             else reload).add(rp_id)
         usage -= reload
         if reload:
             self._load(txn, sorted(reload))
         if usage:
             self._load_usage(txn, sorted(usage))
-        self.dirty.clear()
-        self.cursor.advance(changed.keys())
 
     def _load_usage(self, txn, ids):
         """Read again the usage of these known providers (their claims
         changed, nothing else did)."""
         rows = [self.row_of_id[rp_id] for rp_id in ids]
         self.used[rows] = 0
-        for start in range(0, len(ids), _IDS_CHUNK):
-            chunk = {"ids": ids[start:start + _IDS_CHUNK]}
-            self._set_usage(self.row_of_id, _USAGE_BY_IDS.rows(txn, chunk))
+        self._set_usage(self.row_of_id,
+                        _USAGE_BY_IDS.rows_in(txn, "ids", ids, _IDS_CHUNK))
         self._set_room(rows)
         self.version += 1
-
-    def _on_commit(self, changes):
-        """A commit of this process's store: apply what is cheap now.
-        The commit counts as read once taken, so a failure to apply it
-        cannot be left for the change log: the index reloads instead."""
-        with self.lock:
-            if not self.loaded or not changes.seqs:
-                return
-            if not self.cursor.take_own(changes.seqs):
-                return  # a sync already read this commit from the database
-            try:
-                self._apply_commit(changes)
-            except Exception as exc:
-                # Not raised: the store would only log it again.
-                self._reload_at_next_sync("applying a commit", exc)
 
     def _apply_commit(self, changes):
         """Usage deltas into ``used`` and ``room``; other changes mark
@@ -388,13 +294,9 @@ class ProviderIndex:
             found, inv, usage, trait_rows, agg_rows = (
                 txn.execute(query).all() for query, _ in _LOAD_QUERIES)
         else:
-            found, inv, usage, trait_rows, agg_rows = ([], [], [], [], [])
-            for start in range(0, len(ids), _IDS_CHUNK):
-                chunk = {"ids": ids[start:start + _IDS_CHUNK]}
-                for out, fast in zip(
-                        (found, inv, usage, trait_rows, agg_rows),
-                        _LOAD_BY_IDS, strict=True):
-                    out.extend(fast.rows(txn, chunk))
+            found, inv, usage, trait_rows, agg_rows = (
+                fast.rows_in(txn, "ids", ids, _IDS_CHUNK)
+                for fast in _LOAD_BY_IDS)
         self.sharing_trait_id = txn.catalog.trait_ids(
             txn, [SHARING_TRAIT])[SHARING_TRAIT]
         self._apply(ids, found, inv, usage, trait_rows, agg_rows)

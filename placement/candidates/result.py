@@ -3,8 +3,11 @@
 A search returns its candidates as arrays (a provider row per unit of the
 request, per candidate); the scheduler reads those directly. The dict form
 of the REST API (allocation requests and provider summaries) is built only
-when asked for. Everything a result needs from the index is copied when it
-is made, so later changes to the index do not show through.
+when asked for: one object per candidate and per provider
+(allocation_requests(), provider_summaries()), or, for a caller that
+builds a large body itself, the same as columns (columns(),
+summary_names()). Everything a result needs from the index is copied when
+it is made, so later changes to the index do not show through.
 """
 
 import dataclasses
@@ -28,6 +31,39 @@ class ProviderSummary:
     # {resource class: (capacity, used)} for every class of the provider
     resources: dict
     traits: list
+
+
+@dataclasses.dataclass(frozen=True)
+class ProviderColumns:
+    """The providers a result's summaries show, one row each (in index
+    row order), as the index held them when the result was made."""
+
+    rows: np.ndarray  # the index row of each
+    parent: np.ndarray  # the index row of its parent; -1: a root
+    root: np.ndarray  # the index row of its root
+    has_inv: np.ndarray  # provider x index column: has inventory
+    capacity: np.ndarray  # floor((total - reserved) * ratio), as shown
+    used: np.ndarray
+    bits: np.ndarray  # trait bitset words (index bits)
+    col_rc: list  # index column -> resource class id
+    bit_trait: dict  # index bit -> trait id (traits list in id order)
+
+
+@dataclasses.dataclass(frozen=True)
+class Columns:
+    """A result as columns: what allocation_requests() and
+    provider_summaries() are built from, for a caller that reads them
+    once as lists (the REST API's body, where an object per candidate
+    and per provider costs more than the search)."""
+
+    # Per unit of the request: (suffix, granular, [(resource class,
+    # index column, amount), ...]).
+    units: list
+    assign: np.ndarray  # candidate x unit: the provider row of each unit
+    # Provider row -> uuid, for every row the other fields name (a dict,
+    # or in a lean result the index's row list).
+    uuid: object
+    providers: ProviderColumns | None  # None in a lean result
 
 
 def distinct_rows(arrays, size):
@@ -55,6 +91,7 @@ class CandidateResult:
             # Allocation requests and anchors only: the row -> uuid list
             # is all they read (a snapshot the index copies on write).
             self._uuid = index.uuids_snapshot()
+            self._providers = None
             return
         size = index.size
         used_rows = distinct_rows(assign, size)
@@ -66,18 +103,18 @@ class CandidateResult:
         else:
             rows = used_rows
         self.rows = rows
-        self._parent = index.parent[rows].copy()
-        self._root = index.root[rows].copy()
-        named = distinct_rows((rows, self._parent, self._root, anchors),
-                              size)
+        parent = index.parent[rows].copy()
+        root = index.root[rows].copy()
+        named = distinct_rows((rows, parent, root, anchors), size)
         self._uuid = {int(r): index.uuids[r] for r in named if r >= 0}
-        self._has_inv = index.has_inv[rows].copy()
-        self._capacity = np.floor(index.cap[rows]).astype(np.int64)
-        self._used = index.used[rows].copy()
-        self._bits = index.bits[rows].copy()
-        self._col_rc = list(index.col_rc)
-        self._bit_trait = {bit: t for t, bit in index.trait_bit.items()}
-        self._catalog = index.store.catalog
+        self._providers = ProviderColumns(
+            rows=rows, parent=parent, root=root,
+            has_inv=index.has_inv[rows].copy(),
+            capacity=np.floor(index.cap[rows]).astype(np.int64),
+            used=index.used[rows].copy(),
+            bits=index.bits[rows].copy(),
+            col_rc=list(index.col_rc),
+            bit_trait={bit: t for t, bit in index.trait_bit.items()})
         self._store = index.store
 
     @classmethod
@@ -87,6 +124,10 @@ class CandidateResult:
 
     def __len__(self):
         return len(self.assign)
+
+    def columns(self):
+        """The result as Columns (shared, not copied: read only)."""
+        return Columns(self.units, self.assign, self._uuid, self._providers)
 
     def provider_uuids(self, rows):
         return [self._uuid[int(r)] for r in rows]
@@ -126,40 +167,43 @@ class CandidateResult:
         """{uuid: ProviderSummary} for every provider of every tree that
         takes part (before microversion 1.29: the providers used, also by
         candidates ``limit`` trimmed, in those trees)."""
-        if self.lean:
-            raise ValueError("a lean result has no provider summaries")
-        names = self._names()
+        rc_name, trait_name = self.summary_names()
+        p = self._providers
         out = {}
-        for i, row in enumerate(self.rows.tolist()):
-            cols = np.flatnonzero(self._has_inv[i])
-            resources = {names["rc"][c]: (int(self._capacity[i, c]),
-                                          int(self._used[i, c]))
+        for i, row in enumerate(p.rows.tolist()):
+            cols = np.flatnonzero(p.has_inv[i])
+            resources = {rc_name[c]: (int(p.capacity[i, c]),
+                                      int(p.used[i, c]))
                          for c in cols.tolist()}
-            parent = int(self._parent[i])
-            root = int(self._root[i])
+            parent = int(p.parent[i])
+            root = int(p.root[i])
             out[self._uuid[row]] = ProviderSummary(
                 uuid=self._uuid[row],
                 parent_provider_uuid=(self._uuid.get(parent)
                                       if parent >= 0 else None),
                 root_provider_uuid=self._uuid.get(root, self._uuid[row]),
                 resources=resources,
-                traits=sorted(names["trait"][b]
-                              for b in _bits_set(self._bits[i])))
+                traits=sorted(trait_name[b] for b in _bits_set(p.bits[i])))
         return out
 
-    def _names(self):
-        # Only the classes and traits of these rows: the index keeps every
-        # id it has seen, some since deleted from the catalog.
-        cols = np.flatnonzero(self._has_inv.any(axis=0)).tolist()
-        bits = _bits_set(np.bitwise_or.reduce(self._bits, axis=0))
+    def summary_names(self):
+        """({index column: resource class name}, {index bit: trait
+        name}) for the classes and traits the provider summaries show
+        (one catalog read). Only those of these providers: the index
+        keeps every id it has seen, some since deleted from the
+        catalog."""
+        p = self._providers
+        if p is None:
+            raise ValueError("a lean result has no provider summaries")
+        cols = np.flatnonzero(p.has_inv.any(axis=0)).tolist()
+        bits = _bits_set(np.bitwise_or.reduce(p.bits, axis=0))
 
         def read(txn):
-            return ({c: txn.catalog.rc_name(txn, self._col_rc[c])
+            return ({c: txn.catalog.rc_name(txn, p.col_rc[c])
                      for c in cols},
-                    {b: txn.catalog.trait_name(txn, self._bit_trait[b])
+                    {b: txn.catalog.trait_name(txn, p.bit_trait[b])
                      for b in bits})
-        rc, trait = self._store.read(read)
-        return {"rc": rc, "trait": trait}
+        return self._store.read(read)
 
 
 def _with_trimmed(index, used_rows, trimmed):

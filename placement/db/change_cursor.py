@@ -1,14 +1,14 @@
 """Where a reader stands in a change log whose sequence numbers may
 commit out of order.
 
-Shared by placement's provider index (placement/candidates/index.py)
-and the scheduler's host state table. On PostgreSQL and MySQL a
-transaction can commit sequence number 7 after another committed 8, so
-numbers below the highest seen that are still missing ("gaps":
-transactions in flight) are asked for again until they show up or time
-out (a rolled-back transaction never shows up). Numbers this process
-committed itself and already applied (through a store listener) are not
-applied twice.
+Kept by every cache that follows a change log (placement.db.follower:
+placement's provider index, the scheduler's host state table). On
+PostgreSQL and MySQL a transaction can commit sequence number 7 after
+another committed 8, so numbers below the highest seen that are still
+missing ("gaps": transactions in flight) are asked for again until they
+show up or time out (a rolled-back transaction never shows up). Numbers
+this process committed itself and already applied (through a store
+listener) are not applied twice.
 """
 
 import time

@@ -180,6 +180,18 @@ class Fast:
         finally:
             cursor.close()
 
+    def rows_in(self, txn, name, values, chunk=500, params=None):
+        """rows() for the list ``values`` of the expanding parameter
+        ``name``, ``chunk`` values a statement (well below every engine's
+        parameter limit): the rows of every chunk, in order. ``params``:
+        the statement's other parameters."""
+        values = list(values)
+        out = []
+        for start in range(0, len(values), chunk):
+            out.extend(self.rows(txn, {**(params or {}),
+                                       name: values[start:start + chunk]}))
+        return out
+
     def first(self, txn, params):
         rows = self.rows(txn, params)
         return rows[0] if rows else None

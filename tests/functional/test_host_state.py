@@ -503,7 +503,7 @@ def test_a_commit_that_cannot_be_taken_loads_everything_next(store, table,
     def broken(seqs):
         raise RuntimeError("injected failure")
 
-    monkeypatch.setattr(table._cursor, "take_own", broken)
+    monkeypatch.setattr(table.cursor, "take_own", broken)
     add_node(store, "new", vcpus=2)  # its commit reaches the listener
     assert not table.loaded
     monkeypatch.undo()
