@@ -20,8 +20,7 @@ so custom properties never filter there; here every image property can.
 
 import numpy as np
 
-from filters import base
-from filters.aggregate_instance_extra_specs import split_values
+from filters import base, host_utils
 
 
 def _concerned(request):
@@ -45,7 +44,7 @@ def _concerned(request):
                            for r in records), bool, count=len(records))
         allowed = np.fromiter(
             (r is not None and key in r.metadata
-             and wanted in split_values(r.metadata[key])
+             and wanted in host_utils.value_set(r.metadata[key])
              for r in records), bool, count=len(records))
         out.append((key, allowed, has))
     return out
@@ -74,7 +73,7 @@ class AggregateImagePropertiesIsolation(base.BaseFilter):
             values = set()
             for record in records:
                 if key in record.metadata:
-                    values |= split_values(record.metadata[key])
+                    values |= host_utils.value_set(record.metadata[key])
             if values and str(props[key]) not in values:
                 return (f"image property {key}={props[key]!s} is not "
                         f"among the host's aggregate values "

@@ -16,15 +16,9 @@ matching value, then a host passes when it is in one of them.
 
 import numpy as np
 
-from filters import base, extra_specs_ops
+from filters import base, extra_specs_ops, host_utils
 
 _SCOPE = "aggregate_instance_extra_specs"
-
-
-def split_values(value):
-    """The values an aggregate metadata entry lists ("a, b" -> a and b),
-    as Nova reads them."""
-    return {part.strip() for part in value.split(",")}
 
 
 def _specs(request):
@@ -48,7 +42,7 @@ def _matching_columns(table, meta_key, predicate):
     return np.fromiter(
         (record is not None and meta_key in record.metadata
          and any(predicate(v)
-                 for v in split_values(record.metadata[meta_key]))
+                 for v in host_utils.value_set(record.metadata[meta_key]))
          for record in table.agg_records),
         bool, count=len(table.agg_records))
 
@@ -77,7 +71,7 @@ class AggregateInstanceExtraSpecsFilter(base.BaseFilter):
             values = set()
             for record in records:
                 if meta_key in record.metadata:
-                    values |= split_values(record.metadata[meta_key])
+                    values |= host_utils.value_set(record.metadata[meta_key])
             if not values:
                 return (f"extra spec {key}: no aggregate of the host sets "
                         f"{meta_key}")

@@ -33,6 +33,13 @@ def split_values(value):
     return [item.strip() for item in value.split(",")]
 
 
+def value_set(value):
+    """The values an aggregate metadata entry lists ("a, b" -> a and b),
+    as Nova's aggregate extra specs and image properties filters read
+    them."""
+    return {part.strip() for part in value.split(",")}
+
+
 def aggregate_gate(table, rows, restricts, admits):
     """Per row: True unless one of its host's aggregates restricts (per
     aggregate column, ``restricts``) and none of them admits

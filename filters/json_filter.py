@@ -29,11 +29,12 @@ Nova's evaluation is kept, oddities included:
   the request (below).
 
 Where Nova raises, and so fails the request, we fail it too, with
-JsonQueryError (an InvalidRequestSpec: RPC callers get InvalidRequest)
-that names the query, the host and the values it read: bad JSON, a
-query that is not a list, an unknown operator, the hint given more than
-once, a comparison Python cannot make (text with a number, a list with
-a number...), a ``$name.key`` step into a value that is not a mapping.
+JsonQueryError (a filters.base.RequestError, which the scheduler reports
+as InvalidRequestSpec: RPC callers get InvalidRequest) that names the
+query, the host and the values it read: bad JSON, a query that is not a
+list, an unknown operator, the hint given more than once, a comparison
+Python cannot make (text with a number, a list with a number...), a
+``$name.key`` step into a value that is not a mapping.
 As in Nova, this happens only when the query is evaluated for some host
 (a request whose hosts all went to earlier filters is not failed).
 
@@ -57,7 +58,6 @@ import json
 import numpy as np
 
 from filters import base
-from scheduler import errors
 
 HINT = "query"
 
@@ -86,7 +86,7 @@ _FIELDS = {
 }
 
 
-class JsonQueryError(errors.InvalidRequestSpec):
+class JsonQueryError(base.RequestError):
     """The query fails the request, as it makes Nova's filter raise."""
 
 

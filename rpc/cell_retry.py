@@ -7,21 +7,27 @@ cell does not call the scheduler again: it removes the instance's
 allocations, then claims the alternates' requests in order until one
 succeeds, as Nova's conductor does with its host lists.
 
-``placement`` is either the embedded engine
-(placement.direct.PlacementDirect) or :class:`PlacementHttp` in front of
-a placement REST API (gantt-placement-api or OpenStack Placement). Both
-offer put_allocations and delete_allocations and raise the typed errors
-of placement.errors, so one loop (scheduler.claims) serves both.
+``placement`` is the scheduler's placement port
+(scheduler.placement_port.PlacementPort) or what it claims through:
+the embedded engine (placement.direct.PlacementDirect) or
+:class:`PlacementHttp` in front of a placement REST API
+(gantt-placement-api or OpenStack Placement). Both offer the allocation
+writes and raise the typed errors of placement.errors, so the port's
+one claim loop (scheduler.claims) serves both.
 """
 
+from __future__ import annotations
+
 import json
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 import requests
 
 from placement import direct
 from placement import errors as placement_errors
 from placement.candidates import result as result_mod
-from scheduler import claims, errors
+from scheduler import claims, errors, placement_port
 from scheduler import selection as selection_mod
 
 # The microversion of the HTTP writes: consumer generations (1.28) and
@@ -33,7 +39,8 @@ HTTP_MICROVERSION = "1.36"
 class MaxRetriesExceeded(errors.SchedulerError):
     """No alternate of the instance could be claimed."""
 
-    def __init__(self, instance_uuid, failed_host, tried):
+    def __init__(self, instance_uuid: str, failed_host: str | None,
+                 tried: Iterable[tuple[str, str]]) -> None:
         self.instance_uuid = instance_uuid
         self.failed_host = failed_host
         # [(host, why)] in the order tried
@@ -59,8 +66,13 @@ class PlacementUnavailable(errors.SchedulerError):
     what no client expects (a 5xx, a body that is not placement's)."""
 
 
-def claim_first(placement, selections, instance_uuid, project_id, user_id,
-                failed_host=None):
+def claim_first(placement: placement_port.PlacementPort
+                | claims.AllocationWriter,
+                selections: Sequence[selection_mod.Selection
+                                     | dict[str, Any]],
+                instance_uuid: str, project_id: str | None,
+                user_id: str | None,
+                failed_host: str | None = None) -> selection_mod.Selection:
     """Claim the first alternate that fits for ``instance_uuid``; return
     its Selection.
 
@@ -82,34 +94,34 @@ def claim_first(placement, selections, instance_uuid, project_id, user_id,
         raise InvalidSelection(
             f"instance {instance_uuid}: selections: expected a list, got "
             f"{type(selections).__name__}")
-    selections = [_as_selection(s, i) for i, s in enumerate(selections)]
+    given = [_as_selection(s, i) for i, s in enumerate(selections)]
     if failed_host is None:
-        if not selections:
+        if not given:
             raise InvalidSelection(
                 f"instance {instance_uuid}: no selections given (expected "
                 "the failed host first, then its alternates)")
-        failed_host = selections[0].service_host
-        alternates = selections[1:]
+        failed_host = given[0].service_host
+        alternates = given[1:]
     else:
-        alternates = [s for s in selections
+        alternates = [s for s in given
                       if failed_host not in (s.service_host, s.nodename)]
     # Parse every request before changing anything.
     wanted = [(s, _allocation_request(s, instance_uuid))
               for s in alternates]
-    claims.unclaim(placement, instance_uuid)
+    port = placement_port.for_writer(placement)
+    port.unclaim(instance_uuid)
     tried = []
     for chosen, request in wanted:
         if request is None:
             return chosen
-        outcome = claims.claim(placement, instance_uuid, request,
-                               project_id, user_id)
+        outcome = port.claim(instance_uuid, request, project_id, user_id)
         if outcome is claims.Outcome.CLAIMED:
             return chosen
         tried.append((chosen.service_host, outcome.value))
     raise MaxRetriesExceeded(instance_uuid, failed_host, tried)
 
 
-def _as_selection(value, position):
+def _as_selection(value: Any, position: int) -> selection_mod.Selection:
     if isinstance(value, selection_mod.Selection):
         return value
     if isinstance(value, dict):
@@ -122,7 +134,8 @@ def _as_selection(value, position):
         f"selections[{position}]: not a Selection: {type(value).__name__}")
 
 
-def _allocation_request(sel, instance_uuid):
+def _allocation_request(sel: selection_mod.Selection, instance_uuid: str
+                        ) -> result_mod.AllocationRequest | None:
     """The selection's allocation request as placement.candidates'
     AllocationRequest; None when it has none."""
     text = sel.allocation_request
@@ -163,14 +176,18 @@ class PlacementHttp:
     token). ``session``: a requests.Session to reuse connections.
     """
 
-    def __init__(self, endpoint, token="admin", session=None, timeout=30.0):
+    def __init__(self, endpoint: str, token: str | None = "admin",
+                 session: requests.Session | None = None,
+                 timeout: float = 30.0) -> None:
         self.endpoint = endpoint.rstrip("/")
         self.token = token
         self.session = session or requests.Session()
         self.timeout = timeout
 
-    def put_allocations(self, consumer_uuid, allocation_map, project_id,
-                        user_id, consumer_generation=None):
+    def put_allocations(self, consumer_uuid: str,
+                        allocation_map: Mapping[str, Any],
+                        project_id: str | None, user_id: str | None,
+                        consumer_generation: int | None = None) -> None:
         """Replace the consumer's allocations ({provider uuid: {class:
         amount}} or the REST form); ``consumer_generation`` None: a new
         consumer."""
@@ -186,22 +203,43 @@ class PlacementHttp:
         if response.status_code != 204:
             raise _failure(response)
 
-    def delete_allocations(self, consumer_uuid):
+    def post_allocations(self, writes: Iterable[Any]) -> None:
+        """Several consumers' allocations in one transaction, all or
+        none (placement.objects.allocations.ConsumerAllocations, as
+        PlacementDirect takes them); a consumer_generation of None: a
+        new consumer."""
+        body = {}
+        for write in writes:
+            body[write.consumer_uuid] = {
+                "allocations": {rp: {"resources": direct.as_resources(a)}
+                                for rp, a in write.allocations.items()},
+                "project_id": write.project_id,
+                "user_id": write.user_id,
+                "consumer_generation": write.consumer_generation,
+            }
+        response = self._request("POST", "/allocations", body)
+        if response.status_code != 204:
+            raise _failure(response)
+
+    def delete_allocations(self, consumer_uuid: str) -> None:
         response = self._request("DELETE", f"/allocations/{consumer_uuid}")
         if response.status_code == 404:
             raise placement_errors.AllocationsNotFound(consumer_uuid)
         if response.status_code != 204:
             raise _failure(response)
 
-    def _request(self, method, path, body=None):
+    def _request(self, method: str, path: str,
+                 body: dict[str, Any] | None = None) -> requests.Response:
         url = self.endpoint + path
+        # No token (None): requests leaves the header out.
+        headers: dict[str, Any] = {
+            "X-Auth-Token": self.token,
+            "OpenStack-API-Version": f"placement {HTTP_MICROVERSION}",
+            "Accept": "application/json"}
         try:
             return self.session.request(
                 method, url, json=body, timeout=self.timeout,
-                headers={"X-Auth-Token": self.token,
-                         "OpenStack-API-Version":
-                             f"placement {HTTP_MICROVERSION}",
-                         "Accept": "application/json"})
+                headers=headers)
         except requests.RequestException as exc:
             raise PlacementUnavailable(
                 f"placement at {self.endpoint} did not answer {method} "
@@ -211,8 +249,9 @@ class PlacementHttp:
 # The server's wording is kept: these carry it instead of composing their
 # own message, and keep the types scheduler.claims tells apart.
 class _Worded:
-    def __init__(self, message):
-        placement_errors.PlacementError.__init__(self, message)
+    def __init__(self, message: str) -> None:
+        placement_errors.PlacementError.__init__(
+            self, message)  # type: ignore[arg-type]
 
 
 class _ConsumerConflict(_Worded, placement_errors.ConsumerGenerationConflict):
@@ -239,7 +278,7 @@ class _BadRequest(_Worded, placement_errors.BadRequest):
     pass
 
 
-def _failure(response):
+def _failure(response: requests.Response) -> Exception:
     """The exception for an error answer: a placement.errors type, as
     claims.claim tells outcomes apart, or PlacementUnavailable."""
     status = response.status_code

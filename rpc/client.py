@@ -8,7 +8,7 @@ its own host state), ``ping`` in the ``baseapi`` namespace and gantt's
 ``update_host_info`` in the ``gantt`` namespace.
 
 Failures come back as gantt errors: the server's NoValidHost as
-scheduler.manager.NoValidHost with the server's message, a request the
+scheduler.errors.NoValidHost with the server's message, a request the
 server cannot use as :class:`InvalidRequest`, no answer in time as
 :class:`SchedulerTimeout`.
 
@@ -17,14 +17,18 @@ server cannot use as :class:`InvalidRequest`, no answer in time as
             context, spec, [instance_uuid])
 """
 
+from __future__ import annotations
+
 import dataclasses
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import kombu.exceptions
 import oslo_messaging
 
 from rpc import conf as rpc_conf
 from rpc import serializer as serializer_mod
-from scheduler import errors, manager
+from scheduler import errors
 from scheduler import request_spec as request_spec_mod
 from scheduler import selection as selection_mod
 
@@ -53,7 +57,7 @@ class SchedulerUnavailable(errors.SchedulerError):
 class RemoteSchedulerError(errors.SchedulerError):
     """The scheduler failed the call; ``exc_type`` names its error."""
 
-    def __init__(self, message, exc_type=None):
+    def __init__(self, message: str, exc_type: str | None = None) -> None:
         super().__init__(message)
         self.exc_type = exc_type
 
@@ -77,10 +81,12 @@ class SchedulerClient:
     or None (a fresh request id).
     """
 
-    def __init__(self, conf, transport=None, topic=None,
-                 timeout=DEFAULT_TIMEOUT,
-                 call_monitor_timeout=DEFAULT_CALL_MONITOR_TIMEOUT,
-                 retry=None):
+    def __init__(self, conf: Any, transport: Any = None,
+                 topic: str | None = None,
+                 timeout: float = DEFAULT_TIMEOUT,
+                 call_monitor_timeout: float | None =
+                 DEFAULT_CALL_MONITOR_TIMEOUT,
+                 retry: int | None = None) -> None:
         rpc_conf.register_opts(conf)
         self._own_transport = transport is None
         self.transport = transport or rpc_conf.get_transport(conf)
@@ -92,20 +98,24 @@ class SchedulerClient:
             oslo_messaging.Target(topic=self.topic, version=API_VERSION),
             serializer=serializer_mod.NovaSerializer(), retry=retry)
 
-    def close(self):
+    def close(self) -> None:
         if self._own_transport:
             self.transport.cleanup()
 
-    def __enter__(self):
+    def __enter__(self) -> SchedulerClient:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     # -- calls --------------------------------------------------------------
 
-    def select_destinations(self, context, spec, instance_uuids=None,
-                            return_objects=True, return_alternates=True):
+    def select_destinations(
+            self, context: Any,
+            spec: request_spec_mod.RequestSpec | dict[str, Any],
+            instance_uuids: Iterable[Any] | None = None,
+            return_objects: bool = True, return_alternates: bool = True
+    ) -> list[list[selection_mod.Selection]] | list[dict[str, Any]]:
         """Per instance, the chosen host (claimed when ``instance_uuids``
         are given) then its alternates, as Selections. ``spec``: a gantt
         RequestSpec, its JSON dict form, or a Nova RequestSpec primitive.
@@ -132,9 +142,12 @@ class SchedulerClient:
                 f"select_destinations: the scheduler's answer is not a "
                 f"list of Selection lists: {exc}") from None
 
-    def update_host_info(self, context, host, nodename=None,
-                         compute_node_uuid=None, report=None, service=None,
-                         heartbeat=None):
+    def update_host_info(self, context: Any, host: str,
+                         nodename: str | None = None,
+                         compute_node_uuid: Any = None,
+                         report: dict[str, Any] | None = None,
+                         service: dict[str, Any] | None = None,
+                         heartbeat: Any = None) -> dict[str, Any]:
         """gantt's host report (see rpc.server.HostInfoEndpoint): the
         compute node's ``report``, the ``service`` state and/or a
         ``heartbeat``; returns {"host", "compute_node_uuid"}."""
@@ -146,14 +159,14 @@ class SchedulerClient:
                                else str(compute_node_uuid)),
             report=report, service=service, heartbeat=heartbeat)
 
-    def ping(self, context, arg=None):
+    def ping(self, context: Any, arg: Any = None) -> dict[str, Any]:
         """{"service": ..., "arg": arg} from one scheduler."""
         cctxt = self._client.prepare(namespace="baseapi", version="1.1")
         return self._call(cctxt, context, "ping", None, arg=arg)
 
     # -- fanout casts: every scheduler process gets them -------------------
 
-    def update_aggregates(self, context, aggregates):
+    def update_aggregates(self, context: Any, aggregates: Any) -> None:
         """Aggregates created or changed: Nova Aggregate primitives,
         rpc.serializer.Aggregate values or {uuid, name, hosts, metadata}
         dicts."""
@@ -162,22 +175,25 @@ class SchedulerClient:
                        list(aggregates) if isinstance(aggregates, list | tuple)
                        else [aggregates]))
 
-    def delete_aggregate(self, context, aggregate):
+    def delete_aggregate(self, context: Any, aggregate: Any) -> None:
         self._cast(context, AGGREGATES_VERSION, "delete_aggregate",
                    aggregate=_plain(aggregate))
 
-    def update_instance_info(self, context, host_name, instance_info):
+    def update_instance_info(self, context: Any, host_name: str,
+                             instance_info: Any) -> None:
         """Instances now on ``host_name``: a Nova Instance or InstanceList
         primitive, rpc.serializer.Instance values, {uuid, flavor_id,
         project_id} dicts or uuids (one or a list)."""
         self._cast(context, INSTANCE_INFO_VERSION, "update_instance_info",
                    host_name=host_name, instance_info=_plain(instance_info))
 
-    def delete_instance_info(self, context, host_name, instance_uuid):
+    def delete_instance_info(self, context: Any, host_name: str,
+                             instance_uuid: Any) -> None:
         self._cast(context, INSTANCE_INFO_VERSION, "delete_instance_info",
                    host_name=host_name, instance_uuid=str(instance_uuid))
 
-    def sync_instance_info(self, context, host_name, instance_uuids):
+    def sync_instance_info(self, context: Any, host_name: str,
+                           instance_uuids: Iterable[Any]) -> None:
         """``instance_uuids`` are every instance on ``host_name``."""
         self._cast(context, INSTANCE_INFO_VERSION, "sync_instance_info",
                    host_name=host_name,
@@ -185,8 +201,9 @@ class SchedulerClient:
 
     # -- plumbing -----------------------------------------------------------
 
-    def _call(self, cctxt, context, method, timeout, monitor=None,
-              **kwargs):
+    def _call(self, cctxt: Any, context: Any, method: str,
+              timeout: float | None, monitor: float | None = None,
+              **kwargs: Any) -> Any:
         try:
             return cctxt.call(context, method, **kwargs)
         except oslo_messaging.MessagingTimeout as exc:
@@ -206,7 +223,8 @@ class SchedulerClient:
                 raise _translated(method, name, str(exc)) from None
             raise
 
-    def _cast(self, context, version, method, **kwargs):
+    def _cast(self, context: Any, version: str, method: str,
+              **kwargs: Any) -> None:
         cctxt = self._client.prepare(fanout=True, version=version)
         try:
             cctxt.cast(context, method, **kwargs)
@@ -219,12 +237,12 @@ _SEND_FAILURES = (oslo_messaging.MessageDeliveryFailure,
                   kombu.exceptions.OperationalError, ConnectionError)
 
 
-def _unavailable(method, exc):
+def _unavailable(method: str, exc: BaseException) -> SchedulerUnavailable:
     return SchedulerUnavailable(
         f"{method}: could not reach the message broker: {exc}")
 
 
-def _limits(timeout, monitor):
+def _limits(timeout: float | None, monitor: float | None) -> str:
     """How long the call waited, in words."""
     parts = []
     if timeout:
@@ -234,21 +252,22 @@ def _limits(timeout, monitor):
     return " " + " and ".join(parts) if parts else ""
 
 
-def _no_valid_host(method, message):
-    return manager.NoValidHost(message)
+def _no_valid_host(method: str, message: str) -> errors.SchedulerError:
+    return errors.NoValidHost(message)
 
 
-def _invalid_request(method, message):
+def _invalid_request(method: str, message: str) -> errors.SchedulerError:
     return InvalidRequest(f"{method}: {message}", "InvalidRequest")
 
 
-_REMOTE_ERRORS = {
+_REMOTE_ERRORS: dict[str, Callable[[str, str], errors.SchedulerError]] = {
     "NoValidHost": _no_valid_host,
     "InvalidRequest": _invalid_request,
 }
 
 
-def _translated(method, exc_type, value):
+def _translated(method: str, exc_type: str,
+                value: str) -> errors.SchedulerError:
     make = _REMOTE_ERRORS.get(exc_type)
     if make is not None:
         return make(method, value)
@@ -256,7 +275,7 @@ def _translated(method, exc_type, value):
         f"{method} failed in the scheduler: {exc_type}: {value}", exc_type)
 
 
-def _wire_spec(spec):
+def _wire_spec(spec: Any) -> dict[str, Any]:
     """spec_obj as the server expects it: a Nova primitive as it is, a
     gantt RequestSpec as its JSON form."""
     if isinstance(spec, request_spec_mod.RequestSpec):
@@ -268,7 +287,7 @@ def _wire_spec(spec):
         f"RequestSpec primitive, got {type(spec).__name__}")
 
 
-def _selection(value):
+def _selection(value: Any) -> selection_mod.Selection:
     if isinstance(value, selection_mod.Selection):
         return value
     if isinstance(value, dict) and "nova_object.name" in value:
@@ -278,7 +297,7 @@ def _selection(value):
     raise TypeError(f"not a Selection: {value!r}")
 
 
-def _plain(value):
+def _plain(value: Any) -> Any:
     """Dataclasses (the serializer's Aggregate and Instance) as plain
     dicts, recursively; everything else as it is."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):

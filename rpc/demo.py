@@ -25,7 +25,7 @@ from placement import direct
 from placement.db import store as store_mod
 from rpc import client as client_mod
 from rpc import service
-from scheduler import manager
+from scheduler import errors
 
 SMALL = {"name": "m1.small", "vcpus": 1, "memory_mb": 2048, "root_gb": 10}
 # (title, spec, instances, whether a host must be found)
@@ -99,7 +99,7 @@ def run_calls(client, placement):
         print(f"\nselect_destinations: {title}")
         try:
             answer = client.select_destinations(context, spec, instances)
-        except manager.NoValidHost as exc:
+        except errors.NoValidHost as exc:
             print(f"  NoValidHost: {exc}")
             ok &= not placeable
             continue

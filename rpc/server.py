@@ -31,7 +31,6 @@ from rpc import errors
 from rpc import serializer as serializer_mod
 from scheduler import errors as scheduler_errors
 from scheduler import host_records, host_tables, host_updates
-from scheduler import manager as manager_mod
 from scheduler import request_spec as request_spec_mod
 
 LOG = logging.getLogger(__name__)
@@ -78,7 +77,7 @@ class SchedulerEndpoint:
             return self._scheduler.select_destinations(
                 ctxt, spec, uuids, return_objects=bool(return_objects),
                 return_alternates=bool(return_alternates))
-        except manager_mod.NoValidHost as exc:
+        except scheduler_errors.NoValidHost as exc:
             LOG.info("No valid host (request %s): %s", _request_id(ctxt),
                      exc.message)
             raise errors.NoValidHost(reason=exc.message) from None

@@ -1,17 +1,42 @@
 """Claiming a candidate: write the instance's allocations in placement in
 one transaction that checks capacity and provider generations (DESIGN.md,
 decision 2). A lost race is not an error here: the caller tries again on
-fresh state or moves on."""
+fresh state or moves on.
+
+The writes go through an :class:`AllocationWriter`: the embedded
+placement (placement.direct.PlacementDirect) or its REST API
+(rpc.cell_retry.PlacementHttp); both raise placement.errors' types.
+"""
+
+from __future__ import annotations
 
 import enum
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Protocol
 
 from placement import errors as placement_errors
+from placement.candidates import result as result_mod
 from placement.objects import allocations
 from scheduler import errors
 
 # Retries of one allocation request after a concurrent update: each
 # retry reads fresh state in a new transaction.
 CONCURRENT_RETRIES = 3
+
+
+class AllocationWriter(Protocol):
+    """Placement's allocation writes, as PlacementDirect and
+    rpc.cell_retry.PlacementHttp offer them."""
+
+    def put_allocations(self, consumer_uuid: Any, allocation_map: Any,
+                        project_id: Any, user_id: Any,
+                        consumer_generation: Any = ...) -> object: ...
+
+    def post_allocations(
+            self, writes: Iterable[allocations.ConsumerAllocations]
+    ) -> object: ...
+
+    def delete_allocations(self, consumer_uuid: Any) -> object: ...
 
 
 class Outcome(enum.Enum):
@@ -21,8 +46,9 @@ class Outcome(enum.Enum):
     RACE = "lost race"  # still losing after the retries
 
 
-def claim(placement, consumer_uuid, allocation_request, project_id,
-          user_id):
+def claim(placement: AllocationWriter, consumer_uuid: str,
+          allocation_request: result_mod.AllocationRequest,
+          project_id: str | None, user_id: str | None) -> Outcome:
     """Allocate ``allocation_request`` (placement.candidates
     AllocationRequest) to the new consumer ``consumer_uuid``; an Outcome.
     An instance that holds allocations already is the caller's error."""
@@ -35,7 +61,9 @@ def claim(placement, consumer_uuid, allocation_request, project_id,
                     "remove them before scheduling it again")
 
 
-def claim_all(placement, writes, project_id, user_id):
+def claim_all(placement: AllocationWriter,
+              writes: Sequence[tuple[str, result_mod.AllocationRequest]],
+              project_id: str | None, user_id: str | None) -> Outcome:
     """Allocate each (consumer uuid, AllocationRequest) of ``writes`` to
     its new consumer in one transaction: all of them or none; an
     Outcome."""
@@ -49,7 +77,8 @@ def claim_all(placement, writes, project_id, user_id):
                     f"already: {exc}")
 
 
-def _write(write, already_held):
+def _write(write: Callable[[], object],
+           already_held: Callable[[Exception], str]) -> Outcome:
     """Run ``write`` (a claim for new consumers), retrying a concurrent
     update on fresh state; an Outcome. A consumer that holds allocations
     already raises SchedulerError(``already_held(exc)``)."""
@@ -69,7 +98,7 @@ def _write(write, already_held):
     return Outcome.RACE
 
 
-def unclaim(placement, consumer_uuid):
+def unclaim(placement: AllocationWriter, consumer_uuid: str) -> None:
     """Remove the consumer's allocations (all-or-nothing rollback)."""
     try:
         placement.delete_allocations(consumer_uuid)

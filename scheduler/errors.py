@@ -1,10 +1,17 @@
-"""Errors the scheduler reports to its callers."""
+"""Errors the scheduler reports to its callers.
+
+They live apart from the engine so that a caller (the conductor's RPC
+client, the commands) can name them without importing the scheduler
+itself.
+"""
+
+from filters import base as filters_base
 
 
 class SchedulerError(Exception):
     """Base: ``message`` says what went wrong, for the caller to show."""
 
-    def __init__(self, message):
+    def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
 
@@ -12,3 +19,38 @@ class SchedulerError(Exception):
 class InvalidRequestSpec(SchedulerError, ValueError):
     """A request spec that cannot be scheduled as given; the message
     starts with the path of the field at fault."""
+
+
+class NoValidHost(SchedulerError):
+    """No host can take (every instance of) the request."""
+
+
+def from_filter(error: filters_base.RequestError) -> InvalidRequestSpec:
+    """A filter's RequestError as the scheduler reports it: an
+    InvalidRequestSpec (what the RPC server and the commands answer a
+    bad request with) that is still an instance of the filter's own
+    class, so that a caller catching that (JsonQueryError) still does.
+    Same message, attributes and traceback."""
+    cls = _spec_error_class(type(error))
+    converted = cls.__new__(cls, *error.args)
+    converted.__dict__.update(error.__dict__)
+    return converted.with_traceback(error.__traceback__)
+
+
+# A filter error class -> its subclass that is also an
+# InvalidRequestSpec (a handful: one per error class a filter raises).
+_SPEC_ERRORS: dict[type[filters_base.RequestError],
+                   type[InvalidRequestSpec]] = {}
+
+
+def _spec_error_class(
+        cls: type[filters_base.RequestError]) -> type[InvalidRequestSpec]:
+    """The subclass of both ``cls`` and InvalidRequestSpec, made once per
+    filter error class; it reads as ``cls`` in tracebacks."""
+    found = _SPEC_ERRORS.get(cls)
+    if found is None:
+        found = _SPEC_ERRORS[cls] = type(
+            cls.__name__, (cls, InvalidRequestSpec),
+            {"__module__": cls.__module__,
+             "__qualname__": cls.__qualname__, "__doc__": cls.__doc__})
+    return found

@@ -6,17 +6,17 @@ node, it takes the instance's share out of a copy of that record, as
 Nova's host state does, so that the next instance of the request (and
 any request before the node reports again) is judged on what is left.
 
-The share follows the filters' own rules (filters.numa_topology and
-filters.pci_passthrough) and Nova's accounting
-(nova.virt.hardware.numa_usage_from_instance_numa): the guest cells go
-to the host cells Nova would pick; each takes its memory from its host
-cell's memory usage and, where the host lists page sizes, from the
-pages of the size the filter found for it (the smallest when the guest
-asks none, whatever its CPU policy); shared CPUs add to the cell's CPU
-usage; pinned CPUs are taken lowest id first (Nova packs them onto
-sibling threads: the same CPUs on a host without hyperthreads that
-lists its CPUs in order). PCI devices come from the pools the PCI filter
-counts.
+The share follows the filters' own rules (filters.numa_fit and
+filters.pci_fit, which the NUMA and PCI filters judge hosts by) and
+Nova's accounting (nova.virt.hardware.numa_usage_from_instance_numa):
+the guest cells go to the host cells Nova would pick; each takes its
+memory from its host cell's memory usage and, where the host lists page
+sizes, from the pages of the size the filter found for it (the smallest
+when the guest asks none, whatever its CPU policy); shared CPUs add to
+the cell's CPU usage; pinned CPUs are taken lowest id first (Nova packs
+them onto sibling threads: the same CPUs on a host without hyperthreads
+that lists its CPUs in order). PCI devices come from the pools the PCI
+filter counts.
 
 Known difference: Nova's host state fails (and logs, and leaves the
 cells as they were) when it takes out a guest cell that asks no page
@@ -27,8 +27,7 @@ same.
 import copy
 import dataclasses
 
-from filters import numa_topology as nt
-from filters import pci_passthrough as pp
+from filters import numa_fit, pci_fit
 
 
 def after_instance(request, node, cpu_ratio, ram_ratio):
@@ -38,34 +37,34 @@ def after_instance(request, node, cpu_ratio, ram_ratio):
     spec = request.spec
     changes = {}
     if spec.numa_topology is not None and node.numa_topology:
-        guests, _threads = nt.requested_cells(request)
+        guests, _threads = numa_fit.requested_cells(request)
         topology = numa_after(node.numa_topology, guests, cpu_ratio,
-                              ram_ratio, nt.pci_per_cell(
+                              ram_ratio, numa_fit.pci_per_cell(
                                   node.pci_device_pools),
                               bool(spec.pci_requests))
         if topology is not None:
             changes["numa_topology"] = topology
     if spec.pci_requests and node.pci_device_pools:
         changes["pci_device_pools"] = pci_after(node.pci_device_pools,
-                                                pp.needs_of(request))
+                                                pci_fit.needs_of(request))
     return dataclasses.replace(node, **changes) if changes else node
 
 
 def numa_after(topology, guests, cpu_ratio, ram_ratio, pci=None,
                wants_pci=False):
-    """A copy of ``topology`` with ``guests`` (nt.GuestCell) placed on
-    the host cells Nova would pick (``pci``, ``wants_pci``: as
-    nt.preference takes them); None when they do not fit (a forced host
-    skips the filters)."""
-    cells = nt.host_cells(topology)
-    assignment = nt.assign(guests, cells, cpu_ratio, ram_ratio, pci,
-                           wants_pci)
+    """A copy of ``topology`` with ``guests`` (numa_fit.GuestCell)
+    placed on the host cells Nova would pick (``pci``, ``wants_pci``: as
+    numa_fit.preference takes them); None when they do not fit (a forced
+    host skips the filters)."""
+    cells = numa_fit.host_cells(topology)
+    assignment = numa_fit.assign(guests, cells, cpu_ratio, ram_ratio, pci,
+                                 wants_pci)
     if assignment is None:
         return None
     out = copy.deepcopy(topology)
-    raw_cells = nt.object_fields(out)["cells"]
+    raw_cells = numa_fit.object_fields(out)["cells"]
     for g, h in sorted(assignment.items()):
-        _take(nt.object_fields(raw_cells[h]), guests[g], cells[h])
+        _take(numa_fit.object_fields(raw_cells[h]), guests[g], cells[h])
     return out
 
 
@@ -81,10 +80,10 @@ def _take(cell, guest, host):
         pinned = set(cell.get("pinned_cpus") or ())
         free = sorted(set(cpus or ()) - pinned)
         cell["pinned_cpus"] = sorted(pinned | set(free[:guest.pinned]))
-    size = nt.page_size_used(guest, host)
+    size = numa_fit.page_size_used(guest, host)
     if size:
         for raw in cell.get("mempages") or ():
-            page = nt.object_fields(raw)
+            page = numa_fit.object_fields(raw)
             if int(page.get("size_kb", 0)) == size:
                 page["used"] = (int(page.get("used", 0))
                                 + guest.memory * 1024 // size)
@@ -100,7 +99,7 @@ def pci_after(pools, needs):
         for pool in out:
             if left <= 0:
                 break
-            if need.usable(pp.pool_tags(pool)):
+            if need.usable(pci_fit.pool_tags(pool)):
                 take = min(left, int(pool.get("count", 0)))
                 pool["count"] = int(pool.get("count", 0)) - take
                 left -= take

@@ -6,56 +6,64 @@ rows already chosen), so that group filters and weighers see the
 request's own earlier picks, as Nova's do.
 """
 
+from __future__ import annotations
+
 import dataclasses
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import numpy.typing as npt
+
+if TYPE_CHECKING:
+    from scheduler import host_state, request_spec
 
 
 @dataclasses.dataclass
 class HostRequest:
-    # scheduler.request_spec.RequestSpec
-    spec: object
-    # scheduler.host_state.HostStateTable (its lock held by the caller)
-    table: object
+    spec: request_spec.RequestSpec
+    # Its lock held by the caller.
+    table: host_state.HostStateTable
     # oslo.config ConfigOpts with scheduler.conf's options registered
-    conf: object
+    conf: Any
     # Epoch seconds at which the request is judged.
     now: float
     # A rebuild: only filters with RUN_ON_REBUILD run, nothing is claimed.
     rebuild: bool = False
     # Rows chosen for the earlier instances of this request, in order.
-    chosen_rows: list = dataclasses.field(default_factory=list)
+    chosen_rows: list[int] = dataclasses.field(default_factory=list)
     # {row: provider summaries of the row's tree} when placement gave
     # them (PCI in placement); filters must cope with its absence.
-    summaries: dict = dataclasses.field(default_factory=dict)
+    summaries: dict[int, Any] = dataclasses.field(default_factory=dict)
     # Memo for values a filter computes once per request (parsed extra
     # specs, image properties); keys are the filter's own.
-    memo: dict = dataclasses.field(default_factory=dict)
+    memo: dict[Any, Any] = dataclasses.field(default_factory=dict)
 
-    def hint(self, name, default=None):
+    def hint(self, name: str, default: Any = None) -> Any:
         return self.spec.hint(name, default)
 
-    def hints(self, name):
+    def hints(self, name: str) -> tuple[Any, ...]:
         """Every value of a scheduler hint (a tuple, maybe empty)."""
         return tuple(self.spec.scheduler_hints.get(name, ()))
 
     @property
-    def group(self):
+    def group(self) -> Any:
         return self.spec.instance_group
 
-    def group_hosts(self):
+    def group_hosts(self) -> set[str]:
         """Hosts the server group is on, counting this request's picks."""
         hosts = set(self.group.hosts) if self.group else set()
         hosts.update(self.table.hosts[r] for r in self.chosen_rows)
         return hosts
 
-    def chosen_count(self, rows):
+    def chosen_count(self, rows: Sequence[int] | npt.NDArray[np.int64]
+                     ) -> npt.NDArray[np.int64]:
         """Per row of ``rows``: how many instances of this request were
         placed on its host so far."""
         if not self.chosen_rows:
             return np.zeros(len(rows), np.int64)
         table = self.table
-        picked = {}
+        picked: dict[str, int] = {}
         for r in self.chosen_rows:
             host = table.hosts[r]
             picked[host] = picked.get(host, 0) + 1

@@ -17,8 +17,7 @@ from oslo_config import cfg
 from placement import conf as placement_conf
 from placement import file_errors
 from scheduler import conf as scheduler_conf
-from scheduler import errors, host_filtering, host_options
-from weighers import combine
+from scheduler import errors, framework, host_options
 
 
 class ConfigError(file_errors.InputFileError):
@@ -91,8 +90,10 @@ def _check_values(conf, path):
                                   str(exc)) from None
             except cfg.NoSuchOptError:
                 continue  # a deprecated alias: checked under its name
-    checks = (("[filter_scheduler] enabled_filters", host_filtering.load),
-              ("[filter_scheduler] weight_classes", combine.load))
+    checks = (("[filter_scheduler] enabled_filters",
+               framework.enabled_filters),
+              ("[filter_scheduler] weight_classes",
+               framework.enabled_weighers))
     for field, load_plugins in checks:
         try:
             load_plugins(conf)

@@ -37,7 +37,7 @@ import tqdm
 from cloudfile import loader
 from placement.db import migration, tables
 from placement.db import store as store_mod
-from scheduler import claims, manager
+from scheduler import claims, errors, manager, request_spec
 from simulation import capacity
 
 _NAMESPACE = uuidlib.UUID("0f5e3a1c-7d1b-4c52-9a0e-5b8f6c2d4e17")
@@ -204,12 +204,12 @@ class Simulation:
                     "project_id": PROJECT, "user_id": USER}
             if event.zone:
                 data["availability_zone"] = event.zone
-            spec = self._specs[key] = manager.request_spec.RequestSpec \
+            spec = self._specs[key] = request_spec.RequestSpec \
                 .from_dict(data)
         if event.group is None:
             return spec
         members = self.members.get(event.group, {})
-        group = manager.request_spec.InstanceGroup(
+        group = request_spec.InstanceGroup(
             policy=self.workload.groups[event.group],
             uuid=self._uuid("group", event.group),
             members=tuple(members), hosts=tuple(sorted(set(
@@ -235,7 +235,7 @@ class Simulation:
             # the per-request sync (for other processes' writes) is moot.
             decision = scheduler.schedule(spec, [instance], refresh=False,
                                           alternates=False)
-        except manager.NoValidHost:
+        except errors.NoValidHost:
             elapsed = time.perf_counter() - start
             self.latencies.append(elapsed)
             self.wasted_s += elapsed

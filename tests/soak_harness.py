@@ -38,7 +38,7 @@ from cloudfile import loader
 from placement.db import store as store_mod
 from placement.objects import allocations
 from rpc import client as rpc_client
-from scheduler import allocation_audit, host_options, host_records, manager
+from scheduler import allocation_audit, errors, host_options, host_records
 from tests import databases
 from tests.rpc import helpers
 from tests.rpc.service_process import Service
@@ -150,7 +150,7 @@ class Soak:
             # What the compute reports once it built the instance.
             host_records.update_instance_info(
                 self.store, chosen.service_host, [uuid])
-        except manager.NoValidHost:
+        except errors.NoValidHost:
             self._record("create", started, "NoValidHost")
             return
         except rpc_client.SchedulerTimeout:

@@ -13,8 +13,9 @@ import pytest
 
 from placement import direct
 from placement import errors as placement_errors
+from placement.candidates import result as result_mod
 from rpc import cell_retry
-from scheduler import claims, errors, manager
+from scheduler import claims, errors, manager, placement_port
 from tests.functional import api_helpers
 from tests.scheduler import cloud as cloud_mod
 
@@ -355,3 +356,33 @@ def test_selections_parse_as_their_requests_say(sqlite_store):
             assert parsed.allocations == {sel.compute_node_uuid: USED}
     finally:
         w.close()
+
+
+@both
+def test_the_placement_port_claims_several_at_once(world):
+    """Behind the scheduler's placement port, either writer claims a
+    multi-instance request in one go: all of it, or none."""
+    port = placement_port.for_writer(world.placement)
+    n0, n1 = world.uuids[0], world.uuids[1]
+
+    def wants(rp, memory_mb):
+        return result_mod.AllocationRequest(
+            allocations={rp: {"MEMORY_MB": memory_mb}}, mappings={})
+
+    a, b = new_id(), new_id()
+    too_much = [(a, wants(n0, 8192)), (b, wants(n0, SIZES[0]))]
+    assert port.claim_all(too_much, PROJECT,
+                          USER) is claims.Outcome.NO_ROOM
+    assert world.usages() == {"n0": {}, "n1": {}, "n2": {}, "n3": {}}
+    fits = [(a, wants(n0, 8192)), (b, wants(n1, 1024))]
+    assert port.claim_all(fits, PROJECT, USER) is claims.Outcome.CLAIMED
+    assert (world.held(a), world.held(b)) == (
+        {"n0": {"MEMORY_MB": 8192}}, {"n1": {"MEMORY_MB": 1024}})
+    assert world.direct.get_consumer(b).project_id == PROJECT
+    # The consumers exist now: claiming them as new is the caller's
+    # error, whatever the writer.
+    with pytest.raises(errors.SchedulerError,
+                       match="holds allocations already"):
+        port.claim_all(fits, PROJECT, USER)
+    gone = [(new_id(), wants(new_id(), 1))]
+    assert port.claim_all(gone, PROJECT, USER) is claims.Outcome.GONE

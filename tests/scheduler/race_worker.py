@@ -27,7 +27,7 @@ def run(db_url, requests, barrier, results):
                            "project_id": "p", "user_id": "u"},
                     [instance])
                 placed[instance] = chosen.compute_node_uuid
-            except manager.NoValidHost:
+            except errors.NoValidHost:
                 refused += 1
             except errors.SchedulerError as exc:
                 failures.append(exc.message)

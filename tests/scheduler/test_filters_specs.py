@@ -8,6 +8,7 @@ from filters import aggregate_image_properties_isolation as aipi
 from filters import aggregate_instance_extra_specs as aies
 from filters import compute_capabilities as cc
 from filters import image_properties as ip
+from filters import numa_fit
 from filters import numa_topology as nt
 from filters import pci_passthrough as pp
 
@@ -509,11 +510,12 @@ def test_numa_topology_why(numa, spec, name, text):
 
 
 def test_numa_assignment_is_not_greedy():
-    big = nt.HostCell(0, 0, 4, 4, 0, 4096, 0, (), False)
-    small = nt.HostCell(1, 0, 1, 1, 0, 4096, 0, (), False)
-    one = nt.GuestCell(0, 0, 1, 512, None)
-    four = nt.GuestCell(1, 0, 4, 512, None)
-    assert nt.assign([one, four], [big, small], 1.0, 1.0) == {0: 1, 1: 0}
+    big = numa_fit.HostCell(0, 0, 4, 4, 0, 4096, 0, (), False)
+    small = numa_fit.HostCell(1, 0, 1, 1, 0, 4096, 0, (), False)
+    one = numa_fit.GuestCell(0, 0, 1, 512, None)
+    four = numa_fit.GuestCell(1, 0, 4, 512, None)
+    assert numa_fit.assign([one, four], [big, small], 1.0, 1.0) == {
+        0: 1, 1: 0}
 
 
 # -- PciPassthroughFilter -----------------------------------------------------

@@ -3,14 +3,13 @@
 
 import pytest
 
-from filters import numa_topology as nt
-from filters import pci_passthrough as pp
+from filters import numa_fit, pci_fit
 from scheduler import host_devices
 from scheduler import request_spec as rs
 
 
 def guest(id=0, shared=0, pinned=0, memory=1024, pagesize=None):
-    return nt.GuestCell(id, shared, pinned, memory, pagesize)
+    return numa_fit.GuestCell(id, shared, pinned, memory, pagesize)
 
 
 def cell(id, cpus=4, pcpus=(), **more):
@@ -66,7 +65,7 @@ def test_numa_after_reads_and_writes_object_primitives():
     after = host_devices.numa_after(before, [guest(pinned=1)], 1.0, 1.0)
     data = after["nova_object.data"]["cells"][0]["nova_object.data"]
     assert data["pinned_cpus"] == [5]
-    assert nt.host_cells(after)[0].free_pcpus == 1
+    assert numa_fit.host_cells(after)[0].free_pcpus == 1
 
 
 def test_numa_after_is_none_when_the_guest_does_not_fit():
@@ -79,7 +78,7 @@ def needs(*requests):
         "flavor": {"vcpus": 1, "memory_mb": 512, "root_gb": 1},
         "pci_requests": [{"count": n, "spec": list(s)}
                          for n, *s in requests]})
-    return [pp._Need(r) for r in spec.pci_requests]
+    return [pci_fit.Need(r) for r in spec.pci_requests]
 
 
 VF = {"vendor_id": "8086", "product_id": "1520"}

@@ -14,15 +14,14 @@ import pathlib
 import numpy as np
 import pytest
 
-from filters import compute_capabilities, json_filter, metrics
+from filters import compute_capabilities, json_filter, metrics, numa_fit
 from filters import numa_topology as nt
 from placement import direct
-from scheduler import host_devices, manager
+from scheduler import framework, host_devices, manager
 from tests.scheduler import cloud as cloud_mod
 from tests.scheduler.cloud import uuid_of
 from weighers import (
     build_failure,
-    combine,
     cpu,
     disk,
     hypervisor_version,
@@ -109,7 +108,7 @@ def weigh(cloud, case, names):
         request = cloud.request(gantt_spec(case["spec"]))
         rows = cloud.rows(*nodes)
         weighers = [WEIGHERS[n](cloud.conf) for n in names]
-        total, _ = combine.weigh(request, rows, weighers)
+        total, _ = framework.weigh(request, rows, weighers)
         multipliers = {n: dict(zip(nodes, w.multipliers(request, rows)
                                    .tolist(), strict=True))
                        for n, w in zip(names, weighers, strict=True)}
@@ -284,18 +283,18 @@ def assignable(fits):
 
 
 def _pair_fits(request, node, table, row):
-    guests = nt.requested_cells(request)[0]
-    hosts = nt.host_cells(node.numa_topology)
+    guests = numa_fit.requested_cells(request)[0]
+    hosts = numa_fit.host_cells(node.numa_topology)
     cpu_ratio = float(table.cpu_allocation_ratio[row])
     ram_ratio = float(table.ram_allocation_ratio[row])
-    return [[nt.fits(g, h, cpu_ratio, ram_ratio) for h in hosts]
+    return [[numa_fit.fits(g, h, cpu_ratio, ram_ratio) for h in hosts]
             for g in guests]
 
 
 def _usage(node):
     out = []
     for raw in node.numa_topology["cells"]:
-        cell = nt.object_fields(raw)
+        cell = numa_fit.object_fields(raw)
         out.append({
             "id": cell["id"],
             "memory_usage": int(cell.get("memory_usage") or 0),
@@ -312,11 +311,13 @@ def _has_threads(node):
 
 
 def _chosen(request, node, table, row):
-    guests = nt.requested_cells(request)[0]
-    hosts = nt.host_cells(node.numa_topology)
-    got = nt.assign(guests, hosts, float(table.cpu_allocation_ratio[row]),
-                    float(table.ram_allocation_ratio[row]),
-                    nt.pci_per_cell(node.pci_device_pools), False)
+    guests = numa_fit.requested_cells(request)[0]
+    hosts = numa_fit.host_cells(node.numa_topology)
+    got = numa_fit.assign(guests, hosts,
+                          float(table.cpu_allocation_ratio[row]),
+                          float(table.ram_allocation_ratio[row]),
+                          numa_fit.pci_per_cell(node.pci_device_pools),
+                          False)
     return [hosts[got[g]].id for g in range(len(guests))]
 
 
@@ -349,10 +350,11 @@ def test_numa_topology_as_nova(cloud):
                 # without page sizes): gantt takes it out all the same.
                 unconsumed += 1
                 continue
-            hosts = nt.host_cells(node.numa_topology)
-            guests = nt.requested_cells(request)[0]
-            order = [hosts[h].id for h in nt.preference(
-                guests, hosts, nt.pci_per_cell(node.pci_device_pools))]
+            hosts = numa_fit.host_cells(node.numa_topology)
+            guests = numa_fit.requested_cells(request)[0]
+            order = [hosts[h].id for h in numa_fit.preference(
+                guests, hosts,
+                numa_fit.pci_per_cell(node.pci_device_pools))]
             if order != nova["order"]:
                 wrong.append((name, "order", order))
             if _chosen(request, node, table, row) != nova["first_fit"]:

@@ -7,12 +7,11 @@ import dataclasses
 import numpy as np
 import pytest
 
-from scheduler import errors
+from scheduler import errors, framework
 from tests.scheduler.cloud import uuid_of
 from weighers import (
     base,
     build_failure,
-    combine,
     cpu,
     cross_cell,
     disk,
@@ -237,7 +236,7 @@ def test_weigher(cloud, case):
     raw = weigher.raw(request, rows)
     assert raw.dtype == np.float64
     assert raw.tolist() == pytest.approx(case.raw)
-    total, _ = combine.weigh(request, rows, [weigher])
+    total, _ = framework.weigh(request, rows, [weigher])
     assert _order(cloud, total, rows) == case.order
 
 
@@ -288,7 +287,7 @@ def test_multipliers(cloud, wid, weigher, aggs, conf, expected):
                          ids=[c[0] for c in MULTIPLIER_CASES])
 def test_weigh_uses_the_multipliers(cloud, wid, weigher, aggs, conf,
                                     expected):
-    # combine.weigh takes a single float when no aggregate overrides
+    # framework.weigh takes a single float when no aggregate overrides
     # the option: the totals are those of the per-row multipliers.
     case = Case(wid, weigher, {"n1": {"memory_mb": 1024},
                                "n2": {"memory_mb": 2048},
@@ -300,7 +299,7 @@ def test_weigh_uses_the_multipliers(cloud, wid, weigher, aggs, conf,
     if w.minval is not None or w.maxval is not None:
         raw = np.clip(raw, w.minval, w.maxval)
     want = np.asarray(expected) * base.normalize(raw, w.minval, w.maxval)
-    total, _ = combine.weigh(request, rows, [w])
+    total, _ = framework.weigh(request, rows, [w])
     assert total.tolist() == pytest.approx(want.tolist())
 
 
@@ -316,7 +315,7 @@ def test_a_plugin_may_give_multipliers_per_row(cloud):
                            "n2": {"memory_mb": 2048},
                            "n3": {"memory_mb": 1024}}, [], []))
     weigher = Halves(cloud.conf)
-    total, explained = combine.weigh(request, rows, [weigher], explain=True)
+    total, explained = framework.weigh(request, rows, [weigher], explain=True)
     # Free RAM over [minval 0, max]: 1, 0.5, 0.25.
     assert total.tolist() == pytest.approx([0.5, 0.0, 0.5])
     assert explained["Halves"]["multiplier"].tolist() == [0.5, 0.0, 2.0]
@@ -363,7 +362,7 @@ def test_weigh_skips_at_most_one_host(cloud, count):
         cloud.node(f"n{i}", memory_mb=1024 * (i + 1))
     rows = cloud.rows()[:count]
     request = cloud.request()
-    total, details = combine.weigh(
+    total, details = framework.weigh(
         request, rows, [ram.RAMWeigher(cloud.conf)], explain=True)
     assert total.tolist() == [0.0] * count
     assert details == {}
@@ -383,7 +382,7 @@ def test_weigh_all_equal(cloud, eid, weigher, expected):
     for name in ("n1", "n2", "n3"):
         cloud.node(name, memory_mb=2048, hypervisor_version=1000)
     rows = cloud.rows("n1", "n2", "n3")
-    total, details = combine.weigh(cloud.request(), rows,
+    total, details = framework.weigh(cloud.request(), rows,
                                    [weigher(cloud.conf)], explain=True)
     assert total.tolist() == [expected] * 3
     assert details[weigher.name]["normalized"].tolist() == [expected] * 3
@@ -395,7 +394,7 @@ def test_weigh_clamps_to_minval(cloud):
     cloud.node("n2", memory_mb=1024, memory_mb_used=512)
     cloud.node("n3", memory_mb=1024)
     rows = cloud.rows("n1", "n2", "n3")
-    total, details = combine.weigh(cloud.request(), rows,
+    total, details = framework.weigh(cloud.request(), rows,
                                    [ram.RAMWeigher(cloud.conf)],
                                    explain=True)
     assert details["RAMWeigher"]["raw"].tolist() == [-1024, 512, 1024]
@@ -414,7 +413,7 @@ def test_explain(cloud):
     weighers = [ram.RAMWeigher(cloud.conf), io_ops.IoOpsWeigher(cloud.conf),
                 build_failure.BuildFailureWeigher(cloud.conf),
                 ram.RAMWeigher(cloud.conf)]
-    total, details = combine.weigh(cloud.request(), rows, weighers,
+    total, details = framework.weigh(cloud.request(), rows, weighers,
                                    explain=True)
     assert list(details) == ["RAMWeigher", "IoOpsWeigher",
                              "BuildFailureWeigher", "RAMWeigher#2"]
@@ -431,7 +430,7 @@ def test_explain(cloud):
     assert bf["weighted"].tolist() == pytest.approx([-1e6, 0, 0])
     summed = sum(d["weighted"] for d in details.values())
     assert total.tolist() == pytest.approx(summed.tolist())
-    plain, none = combine.weigh(cloud.request(), rows, weighers)
+    plain, none = framework.weigh(cloud.request(), rows, weighers)
     assert none is None
     assert plain.tolist() == total.tolist()
 
@@ -488,7 +487,7 @@ LOAD_CASES = [
 def test_load(cloud, lid, classes, expected):
     if classes is not None:
         cloud.set("filter_scheduler", "weight_classes", classes)
-    loaded = combine.load(cloud.conf)
+    loaded = framework.enabled_weighers(cloud.conf)
     assert [w.name for w in loaded] == expected
     assert all(isinstance(w, base.BaseWeigher) for w in loaded)
 
@@ -496,7 +495,7 @@ def test_load(cloud, lid, classes, expected):
 def test_load_unknown(cloud):
     cloud.set("filter_scheduler", "weight_classes", ["NoSuchWeigher"])
     with pytest.raises(errors.SchedulerError, match="NoSuchWeigher"):
-        combine.load(cloud.conf)
+        framework.enabled_weighers(cloud.conf)
 
 
 def test_a_multiplier_changed_later_is_read(cloud):
@@ -528,5 +527,5 @@ def test_weighted_sum_is_exactly_that_of_normalize(multiplier, low):
         multiplier = rng.choice([1.0, -1.0, 0.5], size=len(line))
     want = total + (line - low) / span * multiplier
     scratch = np.empty(len(line))
-    combine._add_weighted(total, line, low, span, multiplier, scratch)
+    framework._add_weighted(total, line, low, span, multiplier, scratch)
     assert total.tobytes() == want.tobytes()

@@ -1,0 +1,350 @@
+"""The filter and weigher framework: which plugins exist, and how the
+enabled ones run over the candidate rows.
+
+Filters and weighers are plugins: they know filters.base and
+weighers.base, never the scheduler. This module is the other side:
+
+- :class:`Registry`: filter and weigher classes by name, the built-in
+  ones (every module of the filters/ and weighers/ packages) and the
+  third-party ones of the ``gantt.scheduler.filters`` and
+  ``gantt.scheduler.weighers`` entry point groups. Built once, by the
+  Scheduler, and passed: there is no registry behind anyone's back.
+- :class:`FilterChain`: the enabled filters, in order, each on the rows
+  the previous ones left, keeping what explain and NoValidHost need
+  (how many hosts each filter took out and, when asked, why).
+- :class:`WeigherChain`: each row's total weight. Per weigher, as
+  Nova's weight handler does: the raw values are clamped to the
+  weigher's minval/maxval where it sets them, normalised to [0, 1]
+  over the candidates (weighers.base.normalize, one weigher at a
+  time), multiplied by the per-row multiplier and added to the total.
+  With one candidate or none Nova weighs nothing (every weight stays 0)
+  and neither do we.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import importlib.metadata
+import pkgutil
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, TypeVar
+
+import numpy as np
+import numpy.typing as npt
+
+from filters import base as filters_base
+from scheduler import errors
+from weighers import base as weighers_base
+
+FILTER_GROUP = "gantt.scheduler.filters"
+WEIGHER_GROUP = "gantt.scheduler.weighers"
+# Nova's spelling of "every weigher", and its weighers' module prefix:
+# accepted so that a nova.conf's weight_classes carries over.
+_NOVA_ALL = "nova.scheduler.weights.all_weighers"
+_NOVA_PREFIX = "nova.scheduler.weights."
+
+Plugin = TypeVar("Plugin", filters_base.BaseFilter, weighers_base.BaseWeigher)
+Rows = npt.NDArray[np.int64]
+Floats = npt.NDArray[np.float64]
+# {weigher: {"raw" | "normalized" | "multiplier" | "weighted": array}}
+WeighExplanation = dict[str, dict[str, Floats]]
+
+
+# -- the registry ------------------------------------------------------------
+
+class Registry:
+    """Filter and weigher classes by the names config gives them."""
+
+    def __init__(self,
+                 filters: Mapping[str, type[filters_base.BaseFilter]],
+                 weighers: Mapping[str, type[weighers_base.BaseWeigher]],
+                 builtin_weighers: Iterable[str] = ()) -> None:
+        self.filters = dict(filters)
+        self.weighers = dict(weighers)
+        # What weight_classes "all" means: the built-in weighers only,
+        # as in Nova (a plugin is named to be used).
+        self.builtin_weighers = sorted(builtin_weighers)
+
+    @classmethod
+    def discover(cls) -> Registry:
+        """The built-in plugins and those of the entry point groups (a
+        registered one replaces a built-in of the same name)."""
+        weighers = builtin("weighers", weighers_base.BaseWeigher)
+        return cls(
+            {**builtin("filters", filters_base.BaseFilter),
+             **registered(FILTER_GROUP, filters_base.BaseFilter)},
+            {**weighers,
+             **registered(WEIGHER_GROUP, weighers_base.BaseWeigher)},
+            weighers)
+
+    def filter_chain(self, conf: Any) -> FilterChain:
+        """The filters of ``[filter_scheduler] enabled_filters``, in
+        order; an unknown name raises SchedulerError."""
+        return FilterChain(_instances(
+            "filter", self.filters, conf.filter_scheduler.enabled_filters,
+            conf))
+
+    def weigher_chain(self, conf: Any) -> WeigherChain:
+        """The weighers of ``[filter_scheduler] weight_classes``, in
+        order; an unknown name raises SchedulerError."""
+        return WeigherChain(_instances(
+            "weigher", self.weighers, self.weigher_names(conf), conf))
+
+    def weigher_names(self, conf: Any) -> list[str]:
+        """Weigher names of ``[filter_scheduler] weight_classes``, "all"
+        expanded to every built-in weigher (sorted), duplicates
+        dropped."""
+        wanted = []
+        for entry in conf.filter_scheduler.weight_classes:
+            entry = entry.strip()
+            if entry in ("all", _NOVA_ALL):
+                wanted.extend(self.builtin_weighers)
+            elif entry.startswith(_NOVA_PREFIX):
+                wanted.append(entry.rsplit(".", 1)[-1])
+            elif entry:
+                wanted.append(entry)
+        return list(dict.fromkeys(wanted))
+
+
+def _instances(kind: str, known: Mapping[str, type[Plugin]],
+               names: Sequence[str], conf: Any) -> list[Plugin]:
+    """Instances of the classes called ``names``, in that order; an
+    unknown name is an error that lists the known ones."""
+    missing = [n for n in names if n not in known]
+    if missing:
+        raise errors.SchedulerError(
+            f"unknown {kind} {', '.join(missing)}; known: "
+            f"{', '.join(sorted(known))}")
+    return [known[n](conf) for n in names]
+
+
+def builtin(package_name: str, base: type[Plugin]) -> dict[str, type[Plugin]]:
+    """{name: class} of the concrete ``base`` subclasses defined in the
+    modules of ``package_name``."""
+    package = importlib.import_module(package_name)
+    found = {}
+    for info in pkgutil.iter_modules(package.__path__):
+        module = importlib.import_module(f"{package_name}.{info.name}")
+        for value in vars(module).values():
+            if (isinstance(value, type) and issubclass(value, base)
+                    and value.__module__ == module.__name__
+                    and value.name):
+                found[value.name] = value
+    return found
+
+
+def registered(group: str, base: type[Plugin]) -> dict[str, type[Plugin]]:
+    """{name: class} of the entry points of ``group``."""
+    found = {}
+    for point in importlib.metadata.entry_points(group=group):
+        cls = point.load()
+        if not (isinstance(cls, type) and issubclass(cls, base)):
+            raise errors.SchedulerError(
+                f"entry point {point.name} of {group} is not a "
+                f"{base.__name__} subclass")
+        found[cls.name or point.name] = cls
+    return found
+
+
+def enabled_filters(conf: Any,
+                    registry: Registry | None = None
+                    ) -> list[filters_base.BaseFilter]:
+    """The filters ``enabled_filters`` names (a check of the config)."""
+    return (registry or Registry.discover()).filter_chain(conf).filters
+
+
+def enabled_weighers(conf: Any,
+                     registry: Registry | None = None
+                     ) -> list[weighers_base.BaseWeigher]:
+    """The weighers ``weight_classes`` names (a check of the config)."""
+    return (registry or Registry.discover()).weigher_chain(conf).weighers
+
+
+# -- the filter chain --------------------------------------------------------
+
+@dataclasses.dataclass
+class FilterRun:
+    name: str | None  # None: a plugin that gives itself no name
+    before: int
+    after: int
+    # {row: reason}, only when explaining
+    reasons: dict[int, str] = dataclasses.field(default_factory=dict)
+
+
+class FilterChain:
+    """The enabled filters, run in order. It keeps nothing between
+    calls: what one request's later instances reuse (the masks of
+    run-once filters) is the caller's ``once``."""
+
+    def __init__(self, filters: Iterable[filters_base.BaseFilter]) -> None:
+        self.filters = list(filters)
+
+    def run(self, request: filters_base.Request, rows: Rows,
+            once: dict[str | None, Rows], first: bool,
+            explain: bool = False) -> tuple[Rows, list[FilterRun]]:
+        """(rows that pass, [FilterRun]) for the candidate ``rows``.
+
+        ``once``: the rows that passed each run-once filter, filled for
+        the ``first`` instance of a request and read for the others. A
+        filter's RequestError fails the request as the scheduler's
+        InvalidRequestSpec (errors.from_filter)."""
+        try:
+            return self._run(request, rows, once, first, explain)
+        except filters_base.RequestError as exc:
+            raise errors.from_filter(exc) from None
+
+    def _run(self, request: filters_base.Request, rows: Rows,
+             once: dict[str | None, Rows], first: bool,
+             explain: bool) -> tuple[Rows, list[FilterRun]]:
+        runs = []
+        for f in self.filters:
+            if request.rebuild and not f.RUN_ON_REBUILD:
+                continue
+            if not len(rows):
+                runs.append(FilterRun(f.name, 0, 0))
+                continue
+            if f.run_filter_once_per_request and not first:
+                passed = once.get(f.name)
+                if passed is None:
+                    continue
+                mask = np.isin(rows, passed)
+            else:
+                mask = np.asarray(f.mask(request, rows), bool)
+            after = int(np.count_nonzero(mask))
+            run = FilterRun(f.name, len(rows), after)
+            if explain:
+                run.reasons = {int(r): f.why(request, int(r))
+                               for r in rows[~mask]}
+            runs.append(run)
+            if after != len(rows):  # most filters pass every row
+                rows = rows[mask]
+            if f.run_filter_once_per_request and first:
+                once[f.name] = rows
+        return rows, runs
+
+
+def summary(runs: Sequence[FilterRun], total: int) -> str:
+    """One line for NoValidHost: where the hosts went."""
+    taken = [f"{r.name} removed {r.before - r.after}" for r in runs
+             if r.before != r.after]
+    if not taken:
+        return f"{total} candidate hosts"
+    return f"{total} candidate hosts; " + ", ".join(taken)
+
+
+# -- the weigher chain -------------------------------------------------------
+
+class WeigherChain:
+    """The enabled weighers; ``weigh`` adds their weights up."""
+
+    def __init__(self,
+                 weighers: Iterable[weighers_base.BaseWeigher]) -> None:
+        self.weighers = list(weighers)
+
+    def weigh(self, request: weighers_base.Request, rows: Rows,
+              explain: bool = False
+              ) -> tuple[Floats, WeighExplanation | None]:
+        """See :func:`weigh`."""
+        return weigh(request, rows, self.weighers, explain)
+
+
+def weigh(request: weighers_base.Request, candidates: npt.ArrayLike,
+          weighers: Sequence[weighers_base.BaseWeigher],
+          explain: bool = False
+          ) -> tuple[Floats, WeighExplanation | None]:
+    """(total weight per row of ``candidates``, explanation or None).
+
+    The explanation maps each weigher's name to its ``raw``,
+    ``normalized``, ``multiplier`` and ``weighted`` (multiplier times
+    normalised) arrays, in row order; it is empty when there was at most
+    one row to weigh.
+    """
+    rows = np.asarray(candidates, np.int64)
+    count = len(rows)
+    total = np.zeros(count)
+    details: WeighExplanation | None = {} if explain else None
+    if count <= 1:
+        return total, details
+    used, multipliers, raws = [], [], []
+    for weigher in weighers:
+        multiplier = _multiplier(weigher, request, rows)
+        if not explain and not (multiplier if isinstance(multiplier, float)
+                                else multiplier.any()):
+            continue  # weighs every row 0: no need to compute it
+        used.append(weigher)
+        multipliers.append(multiplier)
+        raws.append(weigher.raw(request, rows))
+    if not used:
+        return total, details
+    # A line per weigher, a copy of their own: minima and maxima of all
+    # lines in two calls; the rest line by line, on 1-D views (numpy
+    # runs broadcast operations over a 2-D temporary many times slower).
+    raw = np.array(raws, np.float64).reshape(len(used), count)
+    # The explanation shows the raw values before Nova's clamping.
+    kept = raw.copy() if explain else raw
+    for k, weigher in enumerate(used):
+        # Nova keeps raw values within the weigher's bounds first, so
+        # that e.g. overcommitted (negative) free RAM counts as none.
+        weighers_base.bound(kept[k], weigher.minval, weigher.maxval)
+    lows, highs = kept.min(axis=1).tolist(), kept.max(axis=1).tolist()
+    scratch = np.empty(count)
+    for k, weigher in enumerate(used):
+        low = lows[k] if weigher.minval is None else float(weigher.minval)
+        high = highs[k] if weigher.maxval is None else float(weigher.maxval)
+        span = high - low
+        if span != 0:  # all values equal: every row weighs 0, as in Nova
+            _add_weighted(total, kept[k], low, span, multipliers[k],
+                          scratch)
+        if details is not None:
+            _explain(details, weigher, raw[k], kept[k], low, span,
+                     multipliers[k])
+    return total, details
+
+
+def _add_weighted(total: Floats, line: Floats, low: float, span: float,
+                  multiplier: float | Floats, scratch: Floats) -> None:
+    """``total += (line - low) / span * multiplier``: the operations
+    and their order of normalize(), then times the multiplier, so the
+    same floats, without the temporaries. Subtracting 0 and multiplying
+    by 1 or -1 are exact in floating point, so they are skipped (most
+    weighers have a minval of 0 and a multiplier of 1 or -1)."""
+    if low != 0:
+        np.subtract(line, low, out=scratch)
+        line = scratch
+    np.divide(line, span, out=scratch)
+    if isinstance(multiplier, float) and multiplier in (1.0, -1.0):
+        if multiplier > 0:
+            total += scratch
+        else:
+            total -= scratch
+        return
+    scratch *= multiplier
+    total += scratch
+
+
+def _explain(details: WeighExplanation, weigher: weighers_base.BaseWeigher,
+             raw: Floats, kept: Floats, low: float, span: float,
+             multiplier: float | Floats) -> None:
+    key = str(weigher.name)
+    n = 2
+    while key in details:  # the same weigher listed twice
+        key = f"{weigher.name}#{n}"
+        n += 1
+    normalized = ((kept - low) / span if span != 0
+                  else np.zeros(len(kept)))
+    details[key] = {
+        "raw": raw, "normalized": normalized,
+        "multiplier": np.broadcast_to(
+            np.asarray(multiplier, np.float64), (len(kept),)),
+        "weighted": multiplier * normalized}
+
+
+def _multiplier(weigher: weighers_base.BaseWeigher,
+                request: weighers_base.Request,
+                rows: Rows) -> float | Floats:
+    """A float, or an array over ``rows`` when aggregates override it
+    (or a plugin's own ``multipliers`` says so per row)."""
+    if type(weigher).multipliers is not weighers_base.BaseWeigher.multipliers:
+        return np.asarray(weigher.multipliers(request, rows), np.float64)
+    return weigher.multiplier(request, rows)

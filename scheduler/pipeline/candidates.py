@@ -1,0 +1,145 @@
+"""Stage 1: the request's candidates, and the hosts they are on.
+
+The request becomes a placement query (scheduler.resource_request)
+answered through the placement port; candidates are grouped by the
+host state row of their root provider, and the rows are narrowed to
+what the request allows (a cell, hosts, ignored hosts). A rebuild asks
+placement nothing: its candidates are the live hosts it names.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from placement import errors as placement_errors
+from placement.candidates import result as result_mod
+from scheduler import errors, placement_port, resource_request
+from scheduler.pipeline import state as state_mod
+
+Rows = npt.NDArray[np.int64]
+
+
+class HostRows:
+    """Host table rows of provider index rows (-1: not a compute node),
+    through a map rebuilt only when either side's rows are
+    reassigned."""
+
+    def __init__(self, index: Any, table: Any) -> None:
+        self.index = index
+        self.table = table
+        self._key: tuple[int, int, int] | None = None
+        self._map: Rows | None = None
+
+    def __call__(self, index_rows: Rows) -> Rows:
+        index, table = self.index, self.table
+        key = (index.structure_version, index.size, table.layout_version)
+        mapping = self._map
+        if self._key != key or mapping is None:
+            mapping = table.rows_for_uuids(index.uuids[:index.size])
+            self._key, self._map = key, mapping
+        return mapping[index_rows]
+
+
+class FindCandidates:
+    """Fills the state's query, candidates, candidate hosts and rows.
+    The caller has brought the candidates index up to date."""
+
+    def __init__(self, port: placement_port.PlacementPort, table: Any,
+                 conf: Any, host_rows: HostRows) -> None:
+        self.port = port
+        self.table = table
+        self.conf = conf
+        self.host_rows = host_rows
+
+    def __call__(self, state: state_mod.RequestState) -> None:
+        if state.rebuild:
+            state.rows = self._restrict(state, self.table.live_rows(), None)
+        else:
+            self._search(state)
+        state.forced = self._forced(state)
+
+    def _search(self, state: state_mod.RequestState) -> None:
+        try:
+            query = resource_request.from_spec(state.spec, self.conf,
+                                               self.table)
+        except resource_request.NoHostsPossible as exc:
+            # A zone, tenant or destination no host can match: for the
+            # caller that is no valid host (Nova says the same).
+            raise errors.NoValidHost(
+                f"no valid host: {exc.message}") from None
+        state.query = query
+        result = self._find(query)
+        if not len(result) and query.fallback is not None:
+            query = state.query = query.fallback
+            result = self._find(query)
+        if state.explain is not None:
+            state.explain["query"] = query.query()
+            state.explain["candidates"] = len(result)
+        host_rows = self.host_rows(result.anchors)
+        state.candidates = result
+        state.candidate_hosts = host_rows
+        # Sorted distinct rows by marking: cheaper than np.unique.
+        rows = result_mod.distinct_rows(host_rows, self.table.size)
+        state.rows = self._restrict(state, rows, query)
+
+    def _find(self, query: resource_request.ResourceRequest
+              ) -> result_mod.CandidateResult:
+        """The candidates of ``query``. A resource class or trait
+        placement does not know is no valid host: placement refuses the
+        query and Nova's scheduler then has no candidate either."""
+        try:
+            return self.port.find(query.candidates_request(), sync=False)
+        except (placement_errors.ResourceClassNotFound,
+                placement_errors.TraitNotFound) as exc:
+            raise errors.NoValidHost(f"no valid host: {exc}") from None
+
+    def of_host(self, state: state_mod.RequestState,
+                row: int) -> result_mod.CandidateResult:
+        """Fresh candidates of the request in host ``row``'s tree alone
+        (after a lost claim there), on the index brought up to date."""
+        assert state.query is not None
+        query = dataclasses.replace(state.query, limit=None)
+        query.groups = dict(query.groups)
+        query.groups[""] = dataclasses.replace(
+            query.unsuffixed, in_tree=self.table.uuids[row])
+        return self.port.find(query.candidates_request(), sync=True)
+
+    def _restrict(self, state: state_mod.RequestState, rows: Rows,
+                  query: resource_request.ResourceRequest | None) -> Rows:
+        table = self.table
+        hosts = table.hosts
+        spec = state.spec
+        if query is not None and query.hosts is not None:
+            rows = rows[[hosts[r] in query.hosts for r in rows]]
+        dest = spec.requested_destination
+        cell = (query.cell if query is not None else None) or (
+            dest.cell if dest is not None else None)
+        if cell:
+            rows = rows[table.cell[rows] == table.cell_code(cell)]
+        if state.rebuild and dest is not None and (dest.host or dest.node):
+            rows = rows[[(not dest.host or hosts[r] == dest.host) and
+                         (not dest.node or table.nodenames[r] == dest.node)
+                         for r in rows]]
+        if spec.ignore_hosts:
+            ignore = set(spec.ignore_hosts)
+            rows = rows[[hosts[r] not in ignore for r in rows]]
+        return rows
+
+    def _forced(self, state: state_mod.RequestState) -> Rows | None:
+        """Rows of the forced hosts/nodes, or None when nothing is
+        forced (forced hosts skip the filters, as in Nova)."""
+        spec = state.spec
+        force_hosts = set(spec.force_hosts)
+        force_nodes = set(spec.force_nodes)
+        if not force_hosts and not force_nodes:
+            return None
+        rows = state.rows
+        table = self.table
+        return rows[[(not force_hosts or table.hosts[r] in force_hosts)
+                     and (not force_nodes
+                          or table.nodenames[r] in force_nodes)
+                     for r in rows]]

@@ -1,0 +1,35 @@
+"""select_destinations, stage after stage, over one RequestState:
+
+1. candidates: the placement query and its candidate hosts;
+2. placing: per instance, ranking (filters, weighers, order), the pick
+   and its claim, and what the instance takes from the host state;
+3. selecting: the chosen hosts and their alternates.
+"""
+
+from __future__ import annotations
+
+from scheduler.pipeline import candidates as candidates_mod
+from scheduler.pipeline import placing as placing_mod
+from scheduler.pipeline import selecting as selecting_mod
+from scheduler.pipeline import state as state_mod
+
+
+class Pipeline:
+    """The stages in order; built once per Scheduler."""
+
+    def __init__(self, find: candidates_mod.FindCandidates,
+                 place: placing_mod.Place,
+                 select: selecting_mod.Select) -> None:
+        self.find = find
+        self.place = place
+        self.select = select
+
+    def run(self, state: state_mod.RequestState,
+            alternates: bool = True) -> state_mod.Decision:
+        """The decision for ``state``'s request. The caller holds the
+        host state table's lock and has brought both caches up to
+        date."""
+        self.find(state)
+        self.place(state)
+        self.select(state, alternates)
+        return state_mod.Decision(state.selections, state.explain)

@@ -1,0 +1,164 @@
+"""Stage 3: a host for every instance, claimed in placement, or none.
+
+Instances are placed in turn, each ranked after the earlier ones were
+taken out of the host state table. Two ways:
+
+- together (several instance uuids): every instance is picked first,
+  then all are claimed in one transaction: one commit instead of one
+  per instance. When that claim fails (a host filled up meanwhile, or
+  two picks did not fit one host), it is undone and the request is
+  placed one claim at a time;
+- one at a time: each instance is claimed on the first host of its
+  order that takes it (a lost race is retried on fresh state, then the
+  next candidate, then a re-query of that host's tree, then the next
+  host).
+
+A request that cannot place every instance removes the claims it made,
+gives back what its instances took from the host state, and raises
+NoValidHost saying where the hosts went. Without instance uuids (and
+for a rebuild) nothing is claimed: the picks only take from the host
+state.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, MutableMapping
+from typing import Any
+
+from placement.candidates import result as result_mod
+from scheduler import claims, errors, framework, placement_port
+from scheduler.pipeline import candidates as candidates_mod
+from scheduler.pipeline import consumption as consumption_mod
+from scheduler.pipeline import ranking as ranking_mod
+from scheduler.pipeline import state as state_mod
+
+
+class Place:
+    """Fills the state's turns and claims."""
+
+    def __init__(self, rank: ranking_mod.Rank,
+                 find: candidates_mod.FindCandidates,
+                 port: placement_port.PlacementPort,
+                 consumption: consumption_mod.HostConsumption,
+                 stats: MutableMapping[str, Any]) -> None:
+        self.rank = rank
+        self.find = find
+        self.port = port
+        self.consumption = consumption
+        # Claim attempts and lost claims (capacity taken by another
+        # writer since the view was read), with the time the lost ones
+        # took: the Scheduler's stats.
+        self.stats = stats
+
+    def __call__(self, state: state_mod.RequestState) -> None:
+        try:
+            turns = None
+            if len(state.instance_uuids) > 1 and not state.rebuild:
+                turns = self._together(state)
+            if turns is None:
+                state.once = {}
+                turns = [self._one(state, i) for i in range(state.count)]
+        except BaseException:
+            self.roll_back(state)
+            raise
+        state.turns = turns
+
+    def _one(self, state: state_mod.RequestState,
+             i: int) -> state_mod.Turn:
+        """Place and claim instance ``i``."""
+        ranking = self.rank(state, i)
+        for row in ranking.ordered:
+            if self._claim(state, i, row):
+                state.host_request.chosen_rows.append(row)
+                return state_mod.Turn(row, ranking)
+        raise self._no_valid_host(state, i, ranking)
+
+    def _together(self, state: state_mod.RequestState
+                  ) -> list[state_mod.Turn] | None:
+        """Pick a host for every instance, then claim them all in one
+        transaction; None (and nothing left of it) when that claim
+        fails."""
+        state.once = {}
+        turns, writes = [], []
+        for i in range(state.count):
+            ranking = self.rank(state, i)
+            row = next((r for r in ranking.ordered
+                        if state.candidates_on(r)), None)
+            if row is None:
+                raise self._no_valid_host(state, i, ranking)
+            wanted = state.first_request(row)
+            writes.append((state.instance_uuids[i], wanted))
+            self.consumption.take(state, row)
+            state.host_request.chosen_rows.append(row)
+            turns.append(state_mod.Turn(row, ranking))
+        outcome = self._timed(self.port.claim_all, writes, state.project_id,
+                              state.user_id)
+        if outcome is claims.Outcome.CLAIMED:
+            state.claimed = [consumer for consumer, _ in writes]
+            state.allocations = {i: w for i, (_, w) in enumerate(writes)}
+            return turns
+        self.roll_back(state)
+        state.consumed, state.claimed = [], []
+        state.host_request.chosen_rows.clear()
+        if state.explain is not None:
+            state.explain["instances"] = []
+        return None
+
+    def _claim(self, state: state_mod.RequestState, i: int,
+               row: int) -> bool:
+        """Claim instance ``i`` on ``row``; whether it worked."""
+        if state.rebuild or not state.instance_uuids:
+            self.consumption.take(state, row)
+            state.allocations[i] = state.first_request(row)
+            return True
+        consumer = state.instance_uuids[i]
+        stale: list[tuple[Any, int]] = [
+            (state.candidates, index)
+            for index in state.candidates_on(row)]
+        tries: list[tuple[Any, int]] | None
+        for tries in (stale, None):
+            if tries is None:
+                # Fresh state for this host's tree, then the next host.
+                fresh = self.find.of_host(state, row)
+                tries = [(fresh, k) for k in range(len(fresh))]
+            for result, index in tries:
+                wanted: result_mod.AllocationRequest = \
+                    result.allocation_request(index)
+                outcome = self._timed(self.port.claim, consumer, wanted,
+                                      state.project_id, state.user_id)
+                if outcome is claims.Outcome.CLAIMED:
+                    state.claimed.append(consumer)
+                    state.allocations[i] = wanted
+                    self.consumption.take(state, row)
+                    return True
+                if outcome is claims.Outcome.GONE:
+                    break
+        return False
+
+    def _timed(self, claim: Callable[..., claims.Outcome],
+               *args: Any) -> claims.Outcome:
+        stats = self.stats
+        start = time.perf_counter()
+        outcome = claim(*args)
+        stats["claim_attempts"] += 1
+        if outcome is not claims.Outcome.CLAIMED:
+            stats["claims_lost"] += 1
+            stats["claims_lost_s"] += time.perf_counter() - start
+        return outcome
+
+    def _no_valid_host(self, state: state_mod.RequestState, i: int,
+                       ranking: state_mod.Ranking) -> errors.NoValidHost:
+        why = framework.summary(ranking.runs, len(state.rows))
+        if len(ranking.passed):
+            why += f"; {len(ranking.passed)} passed the filters but none " \
+                   "could be claimed"
+        return errors.NoValidHost(
+            f"no valid host for instance {i + 1} of {state.count}: {why}")
+
+    def roll_back(self, state: state_mod.RequestState) -> None:
+        """Remove the request's claims and give back what its instances
+        took from the host state."""
+        for consumer in state.claimed:
+            self.port.unclaim(consumer)
+        self.consumption.give_back(state)

@@ -1,0 +1,112 @@
+"""Stage 2, per instance: filter the candidate hosts, weigh what is
+left, order it best first.
+
+The order is the weights' (scheduler.best_first), shuffled among the
+rows tied with the best when [filter_scheduler]
+shuffle_best_same_weighed_hosts says so, then a random pick of the best
+``host_subset_size`` is moved first: the host the instance is claimed
+on, unless that claim fails and the next is tried.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import numpy as np
+
+from scheduler import best_first, framework
+from scheduler.pipeline import state as state_mod
+
+# Rows a decision sorts before it looks at any (the rest only when it
+# gets that far): enough for the claim, its retries and the alternates.
+HEAD_ROWS = 32
+
+
+class Rank:
+    """The filter chain, the weigher chain and the order, for one
+    instance of a request at a time."""
+
+    def __init__(self, filters: framework.FilterChain,
+                 weighers: framework.WeigherChain, conf: Any,
+                 rng: random.Random, table: Any) -> None:
+        self.filters = filters
+        self.weighers = weighers
+        self.conf = conf
+        self.rng = rng
+        self.table = table
+
+    def __call__(self, state: state_mod.RequestState,
+                 i: int) -> state_mod.Ranking:
+        """Instance ``i``'s ranking over the state's candidate rows."""
+        explain = state.explain is not None
+        request = state.host_request
+        runs: list[framework.FilterRun]
+        if state.forced is not None:
+            passed, runs = state.forced, []
+        else:
+            passed, runs = self.filters.run(
+                request, state.rows, state.once, first=(i == 0),
+                explain=explain)
+        weights, weigh_explain = self.weighers.weigh(request, passed,
+                                                     explain=explain)
+        ranking = state_mod.Ranking(runs, passed, weights,
+                                    self._order(passed, weights))
+        if explain:
+            self._record(state, ranking, weigh_explain)
+        return ranking
+
+    def _order(self, rows: state_mod.Rows,
+               weights: state_mod.Floats) -> best_first.BestFirst:
+        """Rows best first: shuffled among equal best weights when asked,
+        then a random pick of the best host_subset_size moved first."""
+        if not len(rows):
+            return best_first.BestFirst([])
+        fs = self.conf.filter_scheduler
+        # Sorted up front: the claim's pick and the alternates, from a
+        # host subset that large, and for the shuffle every row tied
+        # with the last.
+        ordered = best_first.best_first(
+            rows, weights, max(fs.host_subset_size, HEAD_ROWS),
+            ties=fs.shuffle_best_same_weighed_hosts)
+        head = ordered.head
+        if fs.shuffle_best_same_weighed_hosts:
+            # The rows tied with the best (NaN weights sort last and tie
+            # with nothing) are all in the head.
+            numbers = weights[~np.isnan(weights)]
+            ties = (int(np.count_nonzero(weights == numbers.max()))
+                    if len(numbers) else 0)
+            tied = head[:ties]
+            self.rng.shuffle(tied)
+            head[:ties] = tied
+        subset = min(fs.host_subset_size, len(head))
+        if subset > 1:
+            pick = head.pop(self.rng.randrange(subset))
+            head.insert(0, pick)
+        return ordered
+
+    def _record(self, state: state_mod.RequestState,
+                ranking: state_mod.Ranking,
+                weigh_explain: framework.WeighExplanation | None) -> None:
+        """The instance's part of the explanation: what each filter
+        took out and why, and each weigher's share of the weights."""
+        assert state.explain is not None
+        names = self.table.nodenames
+        passed = ranking.passed.tolist()
+        record: dict[str, Any] = {
+            "candidate_hosts": len(state.rows),
+            "filters": [{"name": r.name, "before": r.before,
+                         "after": r.after,
+                         "rejected": {names[row]: why
+                                      for row, why in r.reasons.items()}}
+                        for r in ranking.runs],
+            "passed": [names[r] for r in ranking.passed],
+            "weights": {names[r]: float(w) for r, w in zip(
+                passed, ranking.weights.tolist(), strict=True)},
+            "weighers": weigh_explain and {
+                w: {k: dict(zip([names[r] for r in passed],
+                                np.asarray(v, float).tolist(), strict=True))
+                    for k, v in parts.items()}
+                for w, parts in weigh_explain.items()},
+        }
+        state.explain.setdefault("instances", []).append(record)

@@ -1,0 +1,137 @@
+"""What one select_destinations call knows, as its stages fill it in.
+
+One :class:`RequestState` per call, and nothing else per call but one
+:class:`Ranking` per instance: the stages (scheduler.pipeline.*) are
+built once per Scheduler and keep nothing of a request themselves.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from placement.candidates import result as result_mod
+from scheduler import best_first, framework, request_spec
+from scheduler import host_request as host_request_mod
+from scheduler import resource_request as resource_request_mod
+from scheduler import selection as selection_mod
+
+Rows = npt.NDArray[np.int64]
+Floats = npt.NDArray[np.float64]
+
+
+def _no_rows() -> Rows:
+    return np.zeros(0, np.int64)
+
+
+@dataclasses.dataclass(eq=False)
+class Ranking:
+    """One instance's pass through the filters and weighers."""
+
+    # What each filter took out (none when the hosts were forced).
+    runs: list[framework.FilterRun]
+    # The rows that passed the filters, and their total weights.
+    passed: Rows
+    weights: Floats
+    # The passed rows best first, the pick first (scheduler.best_first).
+    ordered: best_first.BestFirst
+
+
+@dataclasses.dataclass(eq=False)
+class Turn:
+    """Where one instance went, and the ranking it was picked from (its
+    alternates come from there)."""
+
+    chosen: int
+    ranking: Ranking
+
+
+@dataclasses.dataclass(eq=False)
+class RequestState:
+    """One select_destinations call, stage by stage."""
+
+    # -- the request -------------------------------------------------------
+    spec: request_spec.RequestSpec
+    # Claimed for, one per instance; empty: claim nothing (Nova's
+    # callers that send no uuids).
+    instance_uuids: list[str]
+    # Instances to place.
+    count: int
+    # The consumers' owner in placement.
+    project_id: str | None
+    user_id: str | None
+    # What filters and weighers see; it carries the rows chosen so far.
+    host_request: host_request_mod.HostRequest
+    # Filled with the reasons when the caller asked for them.
+    explain: dict[str, Any] | None = None
+
+    # -- candidates (scheduler.pipeline.candidates) -------------------------
+    # The placement query (None for a rebuild, which asks placement
+    # nothing) and its answer.
+    query: resource_request_mod.ResourceRequest | None = None
+    candidates: result_mod.CandidateResult | None = None
+    # The host table row of each candidate's anchor (-1: not a host).
+    candidate_hosts: Rows | None = None
+    # The candidate hosts' rows, sorted, as restricted by the request.
+    rows: Rows = dataclasses.field(default_factory=_no_rows)
+    # The rows of the forced hosts, which skip the filters; None: none
+    # is forced.
+    forced: Rows | None = None
+
+    # -- ranking and picks (ranking, placing) ------------------------------
+    # The rows that passed each run-once filter for the first instance.
+    once: dict[str | None, Rows] = dataclasses.field(default_factory=dict)
+    turns: list[Turn] = dataclasses.field(default_factory=list)
+
+    # -- claims and what they took (placing, consumption) ------------------
+    claimed: list[str] = dataclasses.field(default_factory=list)
+    # instance index -> the allocation request claimed (or, when nothing
+    # is claimed, the one the selection reports)
+    allocations: dict[int, result_mod.AllocationRequest | None] = \
+        dataclasses.field(default_factory=dict)
+    # Rows whose host state took an instance, once per instance.
+    consumed: list[int] = dataclasses.field(default_factory=list)
+    # row -> its node record before the instances' NUMA cells and PCI
+    # devices were taken out (put back when the request fails).
+    nodes_before: dict[int, Any] = dataclasses.field(default_factory=dict)
+
+    # -- the answer (selecting) -------------------------------------------
+    selections: list[list[selection_mod.Selection]] = dataclasses.field(
+        default_factory=list)
+
+    @property
+    def rebuild(self) -> bool:
+        """A rebuild on the instance's own host: placement is asked
+        nothing and nothing is claimed."""
+        return self.host_request.rebuild
+
+    def candidates_on(self, row: int) -> Sequence[int]:
+        """The candidates anchored on host ``row``, found when asked
+        (only the rows that are claimed or returned as alternates ever
+        are)."""
+        hosts = self.candidate_hosts
+        if hosts is None:
+            return ()
+        found = np.flatnonzero(hosts == row)
+        return found.tolist() if len(found) else ()
+
+    def first_request(self, row: int
+                      ) -> result_mod.AllocationRequest | None:
+        """The allocation request of the first candidate on ``row``;
+        None when it has none (a rebuild)."""
+        indices = self.candidates_on(row)
+        if not indices or self.candidates is None:
+            return None
+        return self.candidates.allocation_request(indices[0])
+
+
+@dataclasses.dataclass
+class Decision:
+    # Per instance: [chosen Selection, alternates...]
+    selections: list[list[selection_mod.Selection]]
+    # The explanation, when asked for (see Scheduler.schedule).
+    explain: dict[str, Any] | None = None
