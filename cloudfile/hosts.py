@@ -120,49 +120,83 @@ def load(txn, cloud, uuid_of):
     """Write the host records of ``cloud`` in ``txn``; ``uuid_of`` maps
     the file's provider names and uuids to uuids. Returns (compute hosts,
     host aggregates) written."""
+    root_of, tree = _trees(cloud, uuid_of)
+    allocated, on_node = _usage(cloud, uuid_of, root_of)
+    for spec in cloud.hosts:
+        _write_host(txn, spec, _figures(tree[spec.uuid], allocated),
+                    on_node.get(spec.uuid, []))
+    _write_aggregates(txn, cloud)
+    return len(cloud.hosts), len(cloud.aggregates)
+
+
+def _trees(cloud, uuid_of):
+    """({provider uuid: its root's uuid}, {root uuid: the specs of its
+    tree}); the file lists parents before their children."""
     root_of = {}
     tree = {}
-    for spec in cloud.providers:  # parents come first
+    for spec in cloud.providers:
         parent = uuid_of.get(spec.parent, spec.parent)
         root = root_of.get(parent) if parent else spec.uuid
         root_of[spec.uuid] = root
         tree.setdefault(root, []).append(spec)
-    nodes = {h.uuid: h for h in cloud.hosts}
+    return root_of, tree
+
+
+def _usage(cloud, uuid_of, root_of):
+    """({provider uuid: {resource class: amount}} that the file's
+    allocations use, {compute node uuid: [instance]} of the instances on
+    each node: consumers of type INSTANCE (or untyped) with an allocation
+    in its tree. Migrations and other consumers hold resources but are no
+    instances of the host."""
+    nodes = {h.uuid for h in cloud.hosts}
     allocated = {}
-    on_node = {}  # compute node uuid -> instances
+    on_node = {}
     for alloc in cloud.allocations:
-        roots = set()
-        for ref, amounts in alloc.resources.items():
-            uuid = uuid_of.get(ref, ref)
-            per_rc = allocated.setdefault(uuid, {})
-            for rc, amount in amounts.items():
-                per_rc[rc] = per_rc.get(rc, 0) + amount
-            if root_of.get(uuid) in nodes:
-                roots.add(root_of[uuid])
-        # Migrations and other consumers hold resources but are no
-        # instances of the host.
-        if alloc.consumer_type in (None, "INSTANCE"):
-            for root in roots:
-                on_node.setdefault(root, []).append(
-                    {"uuid": alloc.consumer_uuid,
-                     "project_id": alloc.project_id})
-    for spec in cloud.hosts:
-        instances = on_node.get(spec.uuid, [])
-        _write(spec.field, host_records.upsert_compute_node, txn,
-               spec.uuid, spec.host, spec.nodename,
-               cell_uuid=spec.cell_uuid, **spec.report,
-               **_figures(tree[spec.uuid], allocated),
-               stats={"num_instances": str(len(instances)),
-                      "io_workload": "0"})
-        _write(spec.field, host_records.set_service_state, txn, spec.host,
-               enabled=spec.enabled, disabled_reason=spec.disabled_reason,
-               forced_down=spec.forced_down)
-        if instances:
-            _write(spec.field, host_records.update_instance_info, txn,
-                   spec.host, instances)
+        used = _add_allocation(allocated, alloc, uuid_of)
+        if alloc.consumer_type not in (None, "INSTANCE"):
+            continue
+        for root in {root_of.get(uuid) for uuid in used} & nodes:
+            on_node.setdefault(root, []).append(
+                {"uuid": alloc.consumer_uuid,
+                 "project_id": alloc.project_id})
+    return allocated, on_node
+
+
+def _add_allocation(allocated, alloc, uuid_of):
+    """Add one consumer's amounts to ``allocated``; the uuids of the
+    providers it uses."""
+    used = []
+    for ref, amounts in alloc.resources.items():
+        uuid = uuid_of.get(ref, ref)
+        per_rc = allocated.setdefault(uuid, {})
+        for rc, amount in amounts.items():
+            per_rc[rc] = per_rc.get(rc, 0) + amount
+        used.append(uuid)
+    return used
+
+
+def _write_host(txn, spec, figures, instances):
+    """The records of one compute host: its node (the file's report and
+    the tree's ``figures``), its service state and its instances."""
+    _write(spec.field, host_records.upsert_compute_node, txn,
+           spec.uuid, spec.host, spec.nodename,
+           cell_uuid=spec.cell_uuid, **spec.report, **figures,
+           stats={"num_instances": str(len(instances)),
+                  "io_workload": "0"})
+    _write(spec.field, host_records.set_service_state, txn, spec.host,
+           enabled=spec.enabled, disabled_reason=spec.disabled_reason,
+           forced_down=spec.forced_down)
+    if instances:
+        _write(spec.field, host_records.update_instance_info, txn,
+               spec.host, instances)
+
+
+def _write_aggregates(txn, cloud):
+    """A host aggregate for every aggregate of the file, its members the
+    compute hosts of the providers in it. A load adds to what an earlier
+    one wrote: members and metadata of an aggregate already there stay
+    (this file's values win)."""
     aggregates_of = {spec.uuid: spec.aggregates for spec in cloud.providers}
-    # A load adds to what an earlier one wrote: members and metadata of an
-    # aggregate already there stay (this file's values win).
     before = host_reads.aggregates(txn, [a.uuid for a in cloud.aggregates])
     for agg in cloud.aggregates:
         members = {h.host for h in cloud.hosts
@@ -173,4 +207,3 @@ def load(txn, cloud, uuid_of):
             metadata = {**before[agg.uuid].metadata, **metadata}
         _write(agg.field, host_records.update_aggregate, txn, agg.uuid,
                agg.name, metadata, sorted(members))
-    return len(cloud.hosts), len(cloud.aggregates)

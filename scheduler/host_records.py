@@ -64,6 +64,13 @@ _INTS = ("vcpus", "vcpus_used", "memory_mb", "memory_mb_used",
          "disk_available_least", "hypervisor_version")
 _RATIOS = ("cpu_allocation_ratio", "ram_allocation_ratio",
            "disk_allocation_ratio")
+# Integers a report may give as null (unknown).
+_NULLABLE_INTS = ("disk_available_least", "hypervisor_version")
+# (free, total, used): a node's free figure, unless reported, is total
+# minus used.
+_FREE = (("free_ram_mb", "memory_mb", "memory_mb_used"),
+         ("free_disk_gb", "local_gb", "local_gb_used"))
+_DERIVED = tuple(free for free, _total, _used in _FREE)
 _NAME_MAX = 255
 _KEEP = object()
 
@@ -119,56 +126,91 @@ def _document(value, what, kind):
 
 
 def _check_report(values):
+    """The fields of a compute node report, checked and made canonical;
+    HostRecordError names the first bad one. A null free_ram_mb or
+    free_disk_gb is left out: the node derives it from total and used."""
     out = {}
     for name, value in values.items():
         if name not in REPORT_DEFAULTS:
             raise HostRecordError(f"unknown compute node field {name!r}")
-        if name in _INTS:
-            if value is not None and (isinstance(value, bool)
-                                      or not isinstance(value, int)):
-                raise HostRecordError(f"{name}: expected an integer, "
-                                      f"got {value!r}")
-            if value is None and name in ("free_ram_mb", "free_disk_gb"):
-                continue  # derived from total and used
-            if value is None and name not in ("disk_available_least",
-                                              "hypervisor_version"):
-                raise HostRecordError(f"{name}: may not be null")
-        elif name in _RATIOS:
-            if isinstance(value, bool) or not isinstance(
-                    value, int | float) or value < 0:
-                raise HostRecordError(f"{name}: expected a number >= 0, "
-                                      f"got {value!r}")
-            value = float(value)
-        elif name == "cell_uuid":
-            value = None if value is None else _uuid(value, name)
-        elif name in ("hypervisor_type", "host_ip"):
-            value = _optional_name(value, name)
-        elif name in ("cpu_info", "numa_topology", "stats"):
-            value = _document(value, name, dict)
-        else:
-            value = _document(value, name, list)
-            _check_items(name, value)
-        out[name] = value
+        if value is None and name in _DERIVED:
+            continue
+        out[name] = _check_field(name, value)
     return out
 
 
+def _check_field(name, value):
+    """One field of REPORT_DEFAULTS, by its kind: integers, allocation
+    ratios, the cell uuid, short strings, JSON objects, JSON arrays."""
+    if name in _INTS:
+        return _report_int(name, value)
+    if name in _RATIOS:
+        return _ratio(name, value)
+    if name == "cell_uuid":
+        return None if value is None else _uuid(value, name)
+    if name in ("hypervisor_type", "host_ip"):
+        return _optional_name(value, name)
+    if name in ("cpu_info", "numa_topology", "stats"):
+        return _document(value, name, dict)
+    value = _document(value, name, list)
+    _check_items(name, value)
+    return value
+
+
+def _report_int(name, value):
+    """An integer field; only some may be null (unknown)."""
+    if value is None:
+        if name not in _NULLABLE_INTS:
+            raise HostRecordError(f"{name}: may not be null")
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise HostRecordError(f"{name}: expected an integer, "
+                              f"got {value!r}")
+    return value
+
+
+def _ratio(name, value):
+    """An allocation ratio: a number >= 0, stored as a float."""
+    if isinstance(value, bool) or not isinstance(
+            value, int | float) or value < 0:
+        raise HostRecordError(f"{name}: expected a number >= 0, "
+                              f"got {value!r}")
+    return float(value)
+
+
+def _is_instance_type(item):
+    return isinstance(item, list | tuple) and len(item) == 3
+
+
+def _is_metric(item):
+    return isinstance(item, dict) and "name" in item and "value" in item
+
+
+def _is_pci_pool(item):
+    return isinstance(item, dict) and isinstance(item.get("count"), int)
+
+
+# The JSON array fields of a report: what each item must be, and what
+# the error says it expected.
+_ITEM_CHECKS = {
+    "supported_instances": (
+        _is_instance_type, "expected [architecture, hypervisor type, "
+                           "vm mode]"),
+    "metrics": (_is_metric, "expected an object with name and value"),
+    "pci_device_pools": (_is_pci_pool,
+                         "expected an object with an integer count"),
+}
+
+
 def _check_items(name, value):
+    """The items of the JSON array field ``name``: the scheduler reads
+    them as such (host state, filters) and must not fail there."""
     if value is None:
         return
+    valid, expected = _ITEM_CHECKS[name]
     for i, item in enumerate(value):
-        if name == "supported_instances" and not (
-                isinstance(item, list | tuple) and len(item) == 3):
-            raise HostRecordError(f"{name}[{i}]: expected [architecture, "
-                                  f"hypervisor type, vm mode]")
-        if name == "metrics" and not (isinstance(item, dict)
-                                      and "name" in item and "value" in item):
-            raise HostRecordError(f"{name}[{i}]: expected an object with "
-                                  f"name and value")
-        if name == "pci_device_pools" and not (
-                isinstance(item, dict) and isinstance(item.get("count"),
-                                                      int)):
-            raise HostRecordError(f"{name}[{i}]: expected an object with "
-                                  f"an integer count")
+        if not valid(item):
+            raise HostRecordError(f"{name}[{i}]: {expected}")
 
 
 def _naive_utc(at):
@@ -212,6 +254,28 @@ def upsert_compute_node(txn, uuid, host, nodename, **report):
     host = _name(host, "host")
     nodename = _name(nodename, "nodename")
     values = _check_report(report)
+    row = _node_row(txn, uuid, host, nodename)
+    merged = _merged_report(row, values)
+    merged["host"] = host
+    merged["nodename"] = nodename
+    failed_builds = _failed_builds(values)
+    if failed_builds is not None:
+        merged["failed_builds"] = failed_builds
+    if row is not None:
+        update = _UPDATE_NODE["failed_builds" in merged]
+        update.rowcount(txn, {"row_id": row.id, "now": txn.now, **{
+            f"new_{c}": v for c, v in merged.items()}})
+    else:
+        _INSERT_NODE.rowcount(txn, {
+            "uuid": uuid, "generation": 0, "created_at": txn.now,
+            "updated_at": txn.now, "failed_builds": 0, **merged})
+    txn.changes.log(host_tables.LOG).add((NODE, uuid))
+
+
+def _node_row(txn, uuid, host, nodename):
+    """The row of compute node ``uuid``, or None when it is new;
+    HostRecordError when ``host`` already has ``nodename`` under another
+    uuid (one node, one provider)."""
     found = _NODES_MATCHING.rows(
         txn, {"uuid": uuid, "host": host, "nodename": nodename})
     for row in found:
@@ -219,32 +283,34 @@ def upsert_compute_node(txn, uuid, host, nodename, **report):
             raise HostRecordError(
                 f"host {host!r} node {nodename!r} is compute node "
                 f"{row.uuid} already")
-    current = found[0]._asdict() if found else dict(REPORT_DEFAULTS)
+    return found[0] if found else None
+
+
+def _merged_report(row, values):
+    """The node's REPORT_DEFAULTS fields after the report: its row's (a
+    new node's: the defaults) overlaid with the checked ``values``. A
+    free figure the report leaves out is total minus used, on a new node
+    or when the report changes either."""
+    current = row._asdict() if row is not None else REPORT_DEFAULTS
     merged = {**{k: current[k] for k in REPORT_DEFAULTS}, **values}
-    if "free_ram_mb" not in values and (
-            not found or {"memory_mb", "memory_mb_used"} & values.keys()):
-        merged["free_ram_mb"] = merged["memory_mb"] - merged["memory_mb_used"]
-    if "free_disk_gb" not in values and (
-            not found or {"local_gb", "local_gb_used"} & values.keys()):
-        merged["free_disk_gb"] = merged["local_gb"] - merged["local_gb_used"]
-    merged["host"] = host
-    merged["nodename"] = nodename
+    for free, total, used in _FREE:
+        if free not in values and (
+                row is None or {total, used} & values.keys()):
+            merged[free] = merged[total] - merged[used]
+    return merged
+
+
+def _failed_builds(values):
+    """The failed builds count in the report's stats (strings, as Nova
+    sends them), or None when they carry none."""
     stats = values.get("stats") or {}
-    if "failed_builds" in stats:
-        try:
-            merged["failed_builds"] = int(stats["failed_builds"])
-        except (TypeError, ValueError):
-            raise HostRecordError("stats.failed_builds: not an integer "
-                                  f"({stats['failed_builds']!r})") from None
-    if found:
-        update = _UPDATE_NODE["failed_builds" in merged]
-        update.rowcount(txn, {"row_id": found[0].id, "now": txn.now, **{
-            f"new_{c}": v for c, v in merged.items()}})
-    else:
-        _INSERT_NODE.rowcount(txn, {
-            "uuid": uuid, "generation": 0, "created_at": txn.now,
-            "updated_at": txn.now, "failed_builds": 0, **merged})
-    txn.changes.log(host_tables.LOG).add((NODE, uuid))
+    if "failed_builds" not in stats:
+        return None
+    try:
+        return int(stats["failed_builds"])
+    except (TypeError, ValueError):
+        raise HostRecordError("stats.failed_builds: not an integer "
+                              f"({stats['failed_builds']!r})") from None
 
 
 @store.writer

@@ -100,26 +100,54 @@ class Search:
     # -- units and pairs -----------------------------------------------------
 
     def run(self):
-        request = self.request
-        self.anchor_ok = self.alive & (self.index.parent[:self.n] < 0)
-        if request.root_required:
-            self.anchor_ok &= self.has_all(
-                [{t} for t in self.names.traits(request.root_required)])
-        if request.root_forbidden:
-            self.anchor_ok &= ~self.index.has_any_trait(
-                self.names.traits(request.root_forbidden))
+        """The answer: the flat one when the request has its shape,
+        otherwise units, their common anchors, then the enumeration."""
+        self.anchor_ok = self._anchor_mask()
         self.sharing = self.index.sharing()
         self.anchor_map = self.index.anchors()
         flat = self.flat_answer()
         if flat is not None:
             return flat
+        units = self._units()
+        if units is None:
+            return self.empty()
+        self.units = units
+        common = self._common_anchors(units)
+        if common is None or not len(common):
+            return self.empty()
+        self._keep_common(units, common)
+        self.common = common
+        assign, anchors = self.enumerate()
+        return self.finish(assign, anchors)
+
+    def _anchor_mask(self):
+        """Root providers that may anchor a candidate: alive, with the
+        request's root_required traits and none of its root_forbidden
+        ones."""
+        request = self.request
+        anchor_ok = self.alive & (self.index.parent[:self.n] < 0)
+        if request.root_required:
+            anchor_ok &= self.has_all(
+                [{t} for t in self.names.traits(request.root_required)])
+        if request.root_forbidden:
+            anchor_ok &= ~self.index.has_any_trait(
+                self.names.traits(request.root_forbidden))
+        return anchor_ok
+
+    def _units(self):
+        """Every group's units, in request order; None as soon as one
+        group cannot be satisfied."""
         units = []
-        for group in request.groups:
+        for group in self.request.groups:
             made = self.units_for(group)
             if made is None:
-                return self.empty()
+                return None
             units.extend(made)
-        self.units = units
+        return units
+
+    def _common_anchors(self, units):
+        """The anchors (sorted, unique) that every unit can use; None
+        when there are no units."""
         common = None
         for unit in units:
             # Sorted already (by _keep_anchors): drop the repeats.
@@ -128,8 +156,10 @@ class Search:
                 anchors = anchors[np.r_[True, anchors[1:] != anchors[:-1]]]
             common = anchors if common is None else np.intersect1d(
                 common, anchors, assume_unique=True)
-        if common is None or not len(common):
-            return self.empty()
+        return common
+
+    def _keep_common(self, units, common):
+        """Drop from each unit the pairs of anchors not in ``common``."""
         for unit in units:
             # As many entries as common anchors: exactly those already.
             if len(unit.anchors) == len(common):
@@ -137,9 +167,6 @@ class Search:
             keep = np.isin(unit.anchors, common)
             unit.anchors = unit.anchors[keep]
             unit.providers = unit.providers[keep]
-        self.common = common
-        assign, anchors = self.enumerate()
-        return self.finish(assign, anchors)
 
     def flat_answer(self):
         """The answer straight from one mask, when each candidate can
@@ -150,24 +177,44 @@ class Search:
         the rows of the mask, in row order (the common flat cloud; the
         general path stays the reference, and the property tests compare
         the two). None when the request is not of that shape."""
-        request = self.request
-        if len(request.groups) != 1 or request.same_subtrees:
+        if not self._flat_shape():
             return None
-        group = request.groups[0]
-        if group.suffix or not group.resources or self.sharing.any():
-            return None
-        names = self.names
-        slots = []
-        for rc, amount in group.resources.items():
-            col = self.index.rc_col.get(names.rc(rc))
-            if col is None:
-                return self.empty()  # no provider has this class at all
-            slots.append((rc, col, amount))
+        group = self.request.groups[0]
+        slots = self._slots(group)
+        if slots is None:
+            return self.empty()  # no provider has one of its classes
         tree = self._tree_filter(group)
         if tree == -1:
             return self.empty()
+        mask = self._flat_roots(group, slots)
+        if mask is None:
+            return None  # a child could serve a class: pair them
+        rows = self._flat_keep(np.flatnonzero(
+            self._flat_filters(mask, group, tree)))
+        self.units = [Unit("", False, [slot]) for slot in slots]
+        for unit in self.units:
+            unit.anchors = unit.providers = rows
+        return self.finish(np.repeat(rows[:, None], len(slots), axis=1),
+                           rows)
+
+    def _flat_shape(self):
+        """Whether the request and the index have the flat answer's
+        shape, as far as they tell without a mask: one unsuffixed group
+        asking for resources, no same_subtree, no sharing provider."""
+        request = self.request
+        if len(request.groups) != 1 or request.same_subtrees:
+            return False
+        group = request.groups[0]
+        return not (group.suffix or not group.resources
+                    or self.sharing.any())
+
+    def _flat_roots(self, group, slots):
+        """The usable root providers (alive, allowed as anchors, no
+        forbidden trait) that fit every slot on their own; None as soon
+        as a usable child provider fits a slot, since the child could
+        then serve that class for its root."""
         usable = self.alive.copy()
-        forbidden = names.traits(group.forbidden_traits)
+        forbidden = self.names.traits(group.forbidden_traits)
         if forbidden:
             usable &= ~self.index.has_any_trait(forbidden)
         roots = self.index.parent[:self.n] < 0
@@ -176,31 +223,37 @@ class Search:
         for _rc, col, amount in slots:
             fit = self.fits(col, amount)
             if (fit & child).any():
-                return None  # a child could serve this class: pair them
+                return None
             mask &= fit
+        return mask
+
+    def _flat_filters(self, mask, group, tree):
+        """``mask`` narrowed by the group's in_tree, required traits,
+        member_of and forbidden aggregates (a root provider of the flat
+        answer is its own tree: nothing is inherited)."""
         if tree is not None:
             mask &= self.root == tree
-        required = [names.traits(t) for t in group.required_traits]
+        required = [self.names.traits(t) for t in group.required_traits]
         if required:
             mask &= self.has_all(required)
         if group.member_of:
             mask &= self.in_all_aggs(group.member_of)
         if group.forbidden_aggs:
             mask &= ~self.index.in_aggregates(group.forbidden_aggs)
-        rows = np.flatnonzero(mask)
+        return mask
+
+    def _flat_keep(self, rows):
+        """The first rows only, when the answer keeps no more:
+        max_allocation_candidates, and ``limit`` unless randomized
+        (finish() keeps the first ``limit`` only; the others are roots
+        of other trees: no summary needs them)."""
         cap = self.options.max_candidates
         if cap >= 0:
             rows = rows[:cap]
-        limit = request.limit
+        limit = self.request.limit
         if limit is not None and not self.options.randomize:
-            # finish() keeps the first ``limit`` only: build no more. (The
-            # others are roots of other trees: no summary needs them.)
             rows = rows[:limit]
-        self.units = [Unit("", False, [slot]) for slot in slots]
-        for unit in self.units:
-            unit.anchors = unit.providers = rows
-        return self.finish(np.repeat(rows[:, None], len(slots), axis=1),
-                           rows)
+        return rows
 
     def empty(self):
         return result_mod.CandidateResult.empty(self.index, self.request)
@@ -211,18 +264,27 @@ class Search:
         row = self.index.row_of_uuid.get(group.in_tree)
         return -1 if row is None else int(self.root[row])
 
+    def _slots(self, group):
+        """[(resource class, index column, amount)] of the group's
+        resources, in request order; None when no provider has one of
+        its classes at all (the group cannot be satisfied)."""
+        slots = []
+        for rc, amount in group.resources.items():
+            col = self.index.rc_col.get(self.names.rc(rc))
+            if col is None:
+                return None
+            slots.append((rc, col, amount))
+        return slots
+
     def units_for(self, group):
         """The group's units, or None when it cannot be satisfied."""
         names = self.names
         tree = self._tree_filter(group)
         if tree == -1:
             return None
-        slots = []
-        for rc, amount in group.resources.items():
-            col = self.index.rc_col.get(names.rc(rc))
-            if col is None:
-                return None  # no provider has this class at all
-            slots.append((rc, col, amount))
+        slots = self._slots(group)
+        if slots is None:
+            return None
         required = [names.traits(s) for s in group.required_traits]
         forbidden = names.traits(group.forbidden_traits)
         if group.suffix:
@@ -287,33 +349,9 @@ class Search:
         units = []
         for rc, col, amount in slots:
             fit = base & self.fits(col, amount)
-            tree_rows = np.flatnonzero(
-                fit if tree is None else fit & (self.root == tree))
-            anchors = [self.root[tree_rows]]
-            providers = [tree_rows]
-            if tree is None:
-                shared = fit & self.sharing
-                if in_aggs is not None:
-                    shared &= in_aggs
-                for row in np.flatnonzero(shared):
-                    served = self.anchor_map.get(int(row))
-                    if served is not None:
-                        anchors.append(served)
-                        providers.append(np.full(len(served), row))
-            anchors = np.concatenate(anchors)
-            providers = np.concatenate(providers)
-            if len(anchors) > len(tree_rows):
-                # Sharing pairs may repeat tree pairs. One int64 key per
-                # pair: a 1-D unique is far cheaper than unique(axis=1).
-                keys = np.unique(anchors.astype(np.int64) * self.n
-                                 + providers)
-                anchors, providers = keys // self.n, keys % self.n
-            if in_aggs is not None:
-                keep = in_aggs[providers] | in_aggs[anchors]
-                anchors, providers = anchors[keep], providers[keep]
-            if bad is not None:
-                keep = ~(bad[providers] | bad[anchors])
-                anchors, providers = anchors[keep], providers[keep]
+            anchors, providers = self._class_pairs(fit, tree, in_aggs)
+            anchors, providers = _aggregate_filter(anchors, providers,
+                                                   in_aggs, bad)
             unit = Unit("", False, [(rc, col, amount)])
             unit.anchors, unit.providers = self._keep_anchors(anchors,
                                                               providers)
@@ -321,6 +359,38 @@ class Search:
                 return None
             units.append(unit)
         return units
+
+    def _class_pairs(self, fit, tree, in_aggs):
+        """(anchors, providers) for one class of the unsuffixed group:
+        each fitting provider with its own root, and (without in_tree)
+        each fitting sharing provider in the group's aggregates with
+        every root it serves; no pair twice."""
+        tree_rows = np.flatnonzero(
+            fit if tree is None else fit & (self.root == tree))
+        anchors = [self.root[tree_rows]]
+        providers = [tree_rows]
+        if tree is None:
+            shared = fit & self.sharing
+            if in_aggs is not None:
+                shared &= in_aggs
+            self._shared_pairs(shared, anchors, providers)
+        anchors = np.concatenate(anchors)
+        providers = np.concatenate(providers)
+        if len(anchors) > len(tree_rows):
+            # Sharing pairs may repeat tree pairs. One int64 key per
+            # pair: a 1-D unique is far cheaper than unique(axis=1).
+            keys = np.unique(anchors.astype(np.int64) * self.n + providers)
+            anchors, providers = keys // self.n, keys % self.n
+        return anchors, providers
+
+    def _shared_pairs(self, shared, anchors, providers):
+        """Append to ``anchors`` and ``providers`` a pair for every root
+        that each provider of the ``shared`` mask serves."""
+        for row in np.flatnonzero(shared):
+            served = self.anchor_map.get(int(row))
+            if served is not None:
+                anchors.append(served)
+                providers.append(np.full(len(served), row))
 
     # -- enumeration -------------------------------------------------------
 
@@ -493,65 +563,97 @@ class Search:
 
     def check(self, assign):
         """Which rows of ``assign`` are valid candidates (vectorised)."""
-        ix = self.index
-        units = self.units
-        k = len(assign)
-        ok = np.ones(k, bool)
-        if not k:
+        ok = np.ones(len(assign), bool)
+        if not len(assign):
             return ok
-        # Summed amounts per (provider, class) against capacity, max_unit.
-        for u, unit in enumerate(units):
-            p = assign[:, u]
-            for _rc, col, _amount in unit.slots:
-                total = np.zeros(k, np.int64)
-                for v, other in enumerate(units):
-                    same = assign[:, v] == p
-                    for _rc2, col2, amount2 in other.slots:
-                        if col2 == col:
-                            total += np.where(same, amount2, 0)
-                ok &= ix.used[p, col] + total <= np.floor(ix.cap[p, col])
-                ok &= total <= ix.max_unit[p, col]
-        for u, v in itertools.combinations(range(len(units)), 2):
-            same = assign[:, u] == assign[:, v]
-            if (self.request.group_policy == "isolate"
-                    and units[u].granular and units[v].granular):
-                ok &= ~same
-            if not self.request.nested_aware:
-                ok &= same | (self.root[assign[:, u]]
-                              != self.root[assign[:, v]])
-        required = self.unsuffixed_required
-        if required:
-            cols = [u for u, unit in enumerate(units) if not unit.granular]
-            union = np.bitwise_or.reduce(
-                ix.bits[assign[:, cols]], axis=1)
-            for ids in required:
-                ok &= (union & ix.trait_mask(ids)).any(axis=1)
+        self._check_amounts(assign, ok)
+        self._check_pairs(assign, ok)
+        if self.unsuffixed_required:
+            self._check_unsuffixed_traits(assign, ok)
         for subtree in self.request.same_subtrees:
-            members = [u for u, unit in enumerate(units)
+            members = [u for u, unit in enumerate(self.units)
                        if unit.suffix in subtree]
             ok &= self._same_subtree(assign[:, members])
         return ok
 
+    def _check_amounts(self, assign, ok):
+        """Clear in ``ok`` the rows that put more on a provider than it
+        can take: each unit's provider must hold the amounts of every unit
+        of the row that it serves, summed per class (capacity and
+        max_unit; min_unit and step size held for each unit alone)."""
+        ix = self.index
+        for u, unit in enumerate(self.units):
+            p = assign[:, u]
+            for _rc, col, _amount in unit.slots:
+                total = self._summed(assign, p, col)
+                ok &= ix.used[p, col] + total <= np.floor(ix.cap[p, col])
+                ok &= total <= ix.max_unit[p, col]
+
+    def _summed(self, assign, p, col):
+        """Per row: the amount of column ``col`` that the row's units
+        put on provider ``p`` (the row's entry for one unit)."""
+        total = np.zeros(len(assign), np.int64)
+        for v, other in enumerate(self.units):
+            same = assign[:, v] == p
+            for _rc, col2, amount2 in other.slots:
+                if col2 == col:
+                    total += np.where(same, amount2, 0)
+        return total
+
+    def _check_pairs(self, assign, ok):
+        """Clear in ``ok`` the rows that break a policy between two units:
+        group_policy=isolate (two suffixed groups, one provider), and
+        before microversion 1.29 two providers of one tree."""
+        units = self.units
+        isolate = self.request.group_policy == "isolate"
+        nested = self.request.nested_aware
+        for u, v in itertools.combinations(range(len(units)), 2):
+            same = assign[:, u] == assign[:, v]
+            if isolate and units[u].granular and units[v].granular:
+                ok &= ~same
+            if not nested:
+                ok &= same | (self.root[assign[:, u]]
+                              != self.root[assign[:, v]])
+
+    def _check_unsuffixed_traits(self, assign, ok):
+        """Clear in ``ok`` the rows whose unsuffixed group's providers,
+        together, lack one of the group's required traits (any of each
+        set)."""
+        ix = self.index
+        cols = [u for u, unit in enumerate(self.units) if not unit.granular]
+        union = np.bitwise_or.reduce(ix.bits[assign[:, cols]], axis=1)
+        for ids in self.unsuffixed_required:
+            ok &= (union & ix.trait_mask(ids)).any(axis=1)
+
     def check_one(self, combo):
         """The checks that need the whole combination (capacity and the
         pairwise policies were checked on the way down)."""
+        if self.unsuffixed_required and not self._one_has_traits(combo):
+            return False
+        return not self.request.same_subtrees or self._one_same_subtree(
+            combo)
+
+    def _one_has_traits(self, combo):
+        """Whether the unsuffixed group's providers of ``combo`` have,
+        together, one trait of each of its required sets."""
         ix = self.index
-        if self.unsuffixed_required:
-            union = np.zeros(ix.bits.shape[1], np.uint64)
-            for unit, p in zip(self.units, combo, strict=True):
-                if not unit.granular:
-                    union |= ix.bits[p]
-            for ids in self.unsuffixed_required:
-                if not (union & ix.trait_mask(ids)).any():
-                    return False
-        if self.request.same_subtrees:
-            depth, ancestors = ix.depths()
-            for subtree in self.request.same_subtrees:
-                rows = [p for unit, p in zip(self.units, combo, strict=True)
-                        if unit.suffix in subtree]
-                if not any(all(ancestors[depth[top], p] == top for p in rows)
-                           for top in rows):
-                    return False
+        union = np.zeros(ix.bits.shape[1], np.uint64)
+        for unit, p in zip(self.units, combo, strict=True):
+            if not unit.granular:
+                union |= ix.bits[p]
+        return all((union & ix.trait_mask(ids)).any()
+                   for ids in self.unsuffixed_required)
+
+    def _one_same_subtree(self, combo):
+        """Whether, for every same_subtree of the request, the providers
+        of ``combo`` for its groups all lie under one of them."""
+        depth, ancestors = self.index.depths()
+        for subtree in self.request.same_subtrees:
+            rows = [p for unit, p in zip(self.units, combo, strict=True)
+                    if unit.suffix in subtree]
+            if not any(all(ancestors[depth[top], p] == top for p in rows)
+                       for top in rows):
+                return False
         return True
 
     def _same_subtree(self, rows):
@@ -613,6 +715,19 @@ class Search:
         return result_mod.CandidateResult(
             self.index, self.request, self.units, assign, anchors,
             lean=self.options.lean, trimmed=trimmed)
+
+
+def _aggregate_filter(anchors, providers, in_aggs, bad):
+    """The unsuffixed group's pairs whose provider or anchor is in its
+    member_of aggregates (``in_aggs``; None: no such filter), and
+    neither is in a forbidden one (``bad``; None: none)."""
+    if in_aggs is not None:
+        keep = in_aggs[providers] | in_aggs[anchors]
+        anchors, providers = anchors[keep], providers[keep]
+    if bad is not None:
+        keep = ~(bad[providers] | bad[anchors])
+        anchors, providers = anchors[keep], providers[keep]
+    return anchors, providers
 
 
 def _round_robin(generators):

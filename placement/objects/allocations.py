@@ -4,15 +4,16 @@ A write replaces all the allocations of each consumer it names, for any
 number of consumers, in one transaction:
 
 1. the generations of the providers involved are read first;
-2. the consumers' current allocations are deleted;
-3. capacity is checked against what remains: (total - reserved) *
-   allocation_ratio, min_unit, max_unit and step_size. A provider already
-   over capacity (its inventory shrank) may keep or reduce its usage but
-   not grow it;
-4. the provider generations are compared-and-set (a provider changed
-   since step 1 makes the store retry the whole write on fresh state, up
-   to [placement] allocation_conflict_retry_count times), then the
-   consumer generations (a mismatch is the caller's conflict);
+2. the consumers' current allocations are read, to be deleted;
+3. capacity is checked against what remains without them: (total -
+   reserved) * allocation_ratio, min_unit, max_unit and step_size. A
+   provider already over capacity (its inventory shrank) may keep or
+   reduce its usage but not grow it;
+4. the old rows are deleted; the provider generations are
+   compared-and-set (a provider changed since step 1 makes the store
+   retry the whole write on fresh state, up to [placement]
+   allocation_conflict_retry_count times), then the consumer generations
+   (a mismatch is the caller's conflict);
 5. the new rows are inserted. Consumers are created on their first
    allocation and deleted when left with none.
 
@@ -156,85 +157,151 @@ def _check_consumer_generation(write, row):
 def replace(txn, writes):
     """Replace the allocations of every consumer in ``writes`` (a list of
     ConsumerAllocations) at once. Returns {consumer uuid: new consumer
-    generation, or None when the consumer was removed}."""
-    writes = [dataclasses.replace(
-        w, consumer_uuid=providers_mod.canonical_uuid(w.consumer_uuid),
-        allocations={str(rp): dict(res) for rp, res in w.allocations.items()})
-        for w in writes]
+    generation, or None when the consumer was removed}.
+
+    Three steps, so that nothing is written before everything is known
+    to fit: _plan reads (refusing unknown providers and stale consumer
+    generations), _check_capacity refuses what does not fit, _apply
+    writes."""
+    writes = _canonical(writes)
     _validate(writes)
     if not writes:
         return {}
+    plan = _plan(txn, writes)
+    if plan.new_rows:
+        _check_capacity(plan.state, plan.new_rows, plan.old_rows)
+    return _apply(txn, plan)
 
-    # 1. Providers: generation, inventory and usage in one snapshot.
-    wanted = list(dict.fromkeys(rp for w in writes for rp in w.allocations))
-    new_rows = []  # (write, rp uuid, rc id, rc, amount), in request order
-    for write in writes:
-        for rp_uuid, resources in write.allocations.items():
-            for rc, amount in resources.items():
-                new_rows.append((write, rp_uuid, txn.catalog.rc_id(txn, rc),
-                                 rc, amount))
-    state = {}
-    if wanted:
-        state = _ProviderState(_PROVIDER_STATE.rows(txn, {
-            "uuids": wanted,
-            "rc_ids": sorted({r[2] for r in new_rows})}))
-        for rp_uuid in wanted:
-            if rp_uuid not in state.by_uuid:
-                raise errors.AllocationProviderNotFound(rp_uuid)
 
-    # 2. Consumers, with their project, user and type.
+def _canonical(writes):
+    """The writes with canonical consumer uuids and plain dicts: provider
+    uuids as strings, so that a UUID object and its text name one
+    provider."""
+    return [dataclasses.replace(
+        w, consumer_uuid=providers_mod.canonical_uuid(w.consumer_uuid),
+        allocations={str(rp): dict(res) for rp, res in w.allocations.items()})
+        for w in writes]
+
+
+@dataclasses.dataclass
+class _Plan:
+    """What a replace read, and so what it writes."""
+
+    # (write, rp uuid, rc id, rc, amount), in request order
+    new_rows: list
+    state: object  # a _ProviderState
+    consumers: list  # a _ConsumerPlan per write, in request order
+    # The consumers' current allocations (rows of _ALLOCATIONS_OF_CONSUMERS)
+    old_rows: list
+
+
+def _plan(txn, writes):
+    """Read what the writes depend on, in the order that decides which
+    error a bad write gets: the providers (AllocationProviderNotFound),
+    then each consumer in turn (ConsumerGenerationConflict, and its
+    project, user and type, created when new), then the consumers'
+    current allocations."""
+    new_rows = _new_rows(txn, writes)
+    state = _read_providers(txn, writes, new_rows)
     existing = {row.uuid: row for row in _CONSUMERS_BY_UUID.rows(
         txn, {"uuids": [w.consumer_uuid for w in writes]})}
-    plans = [_plan_consumer(txn, w, existing.get(w.consumer_uuid))
-             for w in writes]
-
-    # 3. The consumers' current allocations go.
+    consumers = [_plan_consumer(txn, w, existing.get(w.consumer_uuid))
+                 for w in writes]
     old_rows = []
     if existing:
         old_rows = _ALLOCATIONS_OF_CONSUMERS.rows(txn, {
             "ids": sorted(row.id for row in existing.values())})
-    if old_rows:
-        _DELETE_ALLOCATIONS.rowcount(txn, {"ids": [r.id for r in old_rows]})
+    return _Plan(new_rows, state, consumers, old_rows)
 
-    # 4. Capacity, against what the other consumers use.
-    if new_rows:
-        _check_capacity(state, new_rows, old_rows)
 
-    # 5. Compare-and-set: providers (sorted: one lock order), consumers.
-    # The providers that move: those allocated to, and those of consumers
-    # whose allocations are all removed.
-    to_bump = {rp.id: rp for rp in state.by_uuid.values()} if state else {}
-    emptied = {p.row.id for p in plans
-               if p.row is not None and not p.write.allocations}
-    extra = sorted({r.resource_provider_id for r in old_rows
-                    if r.consumer_id in emptied} - set(to_bump))
-    if extra:
-        to_bump.update((row.id, row) for row in txn.execute(
-            _PROVIDERS_BY_ID, {"ids": extra}))
+def _new_rows(txn, writes):
+    """One (write, rp uuid, rc id, rc, amount) per allocation row to
+    insert, in request order (which decides the error of a bad one);
+    ResourceClassNotFound for an unknown class."""
+    rc_id = txn.catalog.rc_id
+    return [(write, rp_uuid, rc_id(txn, rc), rc, amount)
+            for write in writes
+            for rp_uuid, resources in write.allocations.items()
+            for rc, amount in resources.items()]
+
+
+def _read_providers(txn, writes, new_rows):
+    """The providers' generations, inventory and usage in one snapshot
+    (every later compare-and-set guards what it read);
+    AllocationProviderNotFound names the first unknown provider."""
+    wanted = list(dict.fromkeys(rp for w in writes for rp in w.allocations))
+    if not wanted:
+        return _ProviderState(())
+    state = _ProviderState(_PROVIDER_STATE.rows(txn, {
+        "uuids": wanted, "rc_ids": sorted({r[2] for r in new_rows})}))
+    for rp_uuid in wanted:
+        if rp_uuid not in state.by_uuid:
+            raise errors.AllocationProviderNotFound(rp_uuid)
+    return state
+
+
+def _apply(txn, plan):
+    """Write a checked plan: the old rows go, the generations move
+    (providers first, sorted: one lock order for every writer), the new
+    rows go in; the index learns the usage change after the commit.
+    Returns {consumer uuid: new generation or None}."""
+    if plan.old_rows:
+        _DELETE_ALLOCATIONS.rowcount(
+            txn, {"ids": [r.id for r in plan.old_rows]})
+    _bump_providers(txn, plan)
+    generations = {}
+    consumer_ids = {}
+    for consumer in sorted(plan.consumers,
+                           key=lambda p: p.write.consumer_uuid):
+        uuid = consumer.write.consumer_uuid
+        consumer_ids[uuid] = _write_consumer(txn, consumer)
+        generations[uuid] = consumer.new_generation
+    _insert_rows(txn, plan, consumer_ids)
+    return generations
+
+
+def _bump_providers(txn, plan):
+    """Compare-and-set the generations of the providers that move, in id
+    order: one lock order for every writer."""
+    to_bump = _providers_that_move(txn, plan)
     for rp_id in sorted(to_bump):
         rp = to_bump[rp_id]
         providers_mod.bump_generation(txn, rp.id, rp.uuid, rp.generation,
                                       engine_read=True)
-    generations = {}
-    consumer_ids = {}
-    for plan in sorted(plans, key=lambda p: p.write.consumer_uuid):
-        consumer_ids[plan.write.consumer_uuid] = _write_consumer(txn, plan)
-        generations[plan.write.consumer_uuid] = plan.new_generation
 
-    # 6. The new rows.
-    if new_rows:
+
+def _providers_that_move(txn, plan):
+    """{id: row with uuid and generation} of the providers whose
+    generation moves, as in OpenStack Placement: those allocated to, and
+    those of consumers whose allocations are all removed (their
+    generations read now: they were not in the snapshot)."""
+    to_bump = {rp.id: rp for rp in plan.state.by_uuid.values()}
+    emptied = {p.row.id for p in plan.consumers
+               if p.row is not None and not p.write.allocations}
+    extra = sorted({r.resource_provider_id for r in plan.old_rows
+                    if r.consumer_id in emptied} - set(to_bump))
+    if extra:
+        to_bump.update((row.id, row) for row in txn.execute(
+            _PROVIDERS_BY_ID, {"ids": extra}))
+    return to_bump
+
+
+def _insert_rows(txn, plan, consumer_ids):
+    """Insert the new allocation rows (one statement) and record the
+    usage change of the old and new rows for the index."""
+    by_uuid = plan.state.by_uuid
+    if plan.new_rows:
         _INSERT_ALLOCATIONS.rows(txn, [
-            {"resource_provider_id": state.by_uuid[rp_uuid].id,
+            {"resource_provider_id": by_uuid[rp_uuid].id,
              "consumer_id": consumer_ids[write.consumer_uuid],
              "resource_class_id": rc_id, "used": amount,
              "created_at": txn.now}
-            for write, rp_uuid, rc_id, _rc, amount in new_rows])
-    for r in old_rows:
+            for write, rp_uuid, rc_id, _rc, amount in plan.new_rows])
+    for r in plan.old_rows:
         txn.changes.add_usage(r.resource_provider_id, r.resource_class_id,
                               -r.used)
-    for _write, rp_uuid, rc_id, _rc, amount in new_rows:
-        txn.changes.add_usage(state.by_uuid[rp_uuid].id, rc_id, amount)
-    return generations
+    for _write, rp_uuid, rc_id, _rc, amount in plan.new_rows:
+        txn.changes.add_usage(by_uuid[rp_uuid].id, rc_id, amount)
 
 
 class _ProviderState:
@@ -307,17 +374,13 @@ def _write_consumer(txn, plan):
 
 
 def _check_capacity(state, new_rows, old_rows):
-    """Refuse allocations a provider cannot hold; see the module doc."""
+    """Refuse allocations a provider cannot hold; see the module doc.
+    The rows are checked in request order, so the first bad one names
+    the error."""
+    _check_has_inventory(state, new_rows)
     removed = collections.Counter()
     for r in old_rows:
         removed[(r.resource_provider_id, r.resource_class_id)] += r.used
-    with_inventory = {rp_id for rp_id, _rc in state.inventory}
-    missing = [rp_uuid for _w, rp_uuid, _i, _r, _a in new_rows
-               if state.by_uuid[rp_uuid].id not in with_inventory]
-    if missing:
-        classes = sorted({rc for _w, _rp, _i, rc, _a in new_rows})
-        raise errors.InvalidInventory(", ".join(classes),
-                                      ", ".join(dict.fromkeys(missing)))
     asked = collections.Counter()
     for _write, rp_uuid, rc_id, rc, amount in new_rows:
         key = (state.by_uuid[rp_uuid].id, rc_id)
@@ -325,19 +388,40 @@ def _check_capacity(state, new_rows, old_rows):
         inv = state.inventory.get(key)
         if inv is None:
             raise errors.InvalidInventory(rc, rp_uuid)
-        if (amount < inv.min_unit or amount > inv.max_unit
-                or amount % inv.step_size):
-            raise errors.ConstraintsViolated(rc, rp_uuid)
-        before = int(inv.used or 0)
-        used = before - removed[key]
-        capacity = (inv.total - inv.reserved) * inv.allocation_ratio
-        if capacity >= used + asked[key]:
-            continue
-        # Over capacity: allowed only when usage does not grow.
-        if before and used + asked[key] <= before:
-            continue
-        raise errors.CapacityExceeded(rc, rp_uuid, requested=amount,
-                                      used=used, capacity=capacity)
+        _check_fits(inv, rc, rp_uuid, amount, removed[key], asked[key])
+
+
+def _check_has_inventory(state, new_rows):
+    """A provider with no inventory at all (of the classes asked) is
+    refused first, naming every class asked and every such provider, as
+    OpenStack Placement does."""
+    with_inventory = {rp_id for rp_id, _rc in state.inventory}
+    missing = [rp_uuid for _w, rp_uuid, _i, _r, _a in new_rows
+               if state.by_uuid[rp_uuid].id not in with_inventory]
+    if missing:
+        classes = sorted({rc for _w, _rp, _i, rc, _a in new_rows})
+        raise errors.InvalidInventory(", ".join(classes),
+                                      ", ".join(dict.fromkeys(missing)))
+
+
+def _check_fits(inv, rc, rp_uuid, amount, removed, asked):
+    """One row against its inventory: ``amount`` within min_unit,
+    max_unit and step_size; ``asked`` (this write's total of the class on
+    the provider, so far) within capacity once the writes' consumers'
+    ``removed`` usage is gone. A provider already over capacity may keep
+    or reduce its usage, not grow it."""
+    if (amount < inv.min_unit or amount > inv.max_unit
+            or amount % inv.step_size):
+        raise errors.ConstraintsViolated(rc, rp_uuid)
+    before = int(inv.used or 0)
+    used = before - removed
+    capacity = (inv.total - inv.reserved) * inv.allocation_ratio
+    if capacity >= used + asked:
+        return
+    if before and used + asked <= before:
+        return
+    raise errors.CapacityExceeded(rc, rp_uuid, requested=amount,
+                                  used=used, capacity=capacity)
 
 
 @store.reader
