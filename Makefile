@@ -10,10 +10,13 @@ export OS_DEFAULT__STATE_PATH ?= $(abspath $(STATE))
 
 .PHONY: run demo test lint install clean sample-config
 
-$(STAMP): setup.py
+# Every extra: the simulator's (make run), the tests' tools (ruff,
+# mypy, pytest, ...) and the database and Redis drivers.
+EXTRAS := simulate,test,postgres,mysql,redis
+$(STAMP): setup.py pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[test,postgres,mysql,redis]'
+	$(BIN)/python -m pip install -q -e '.[$(EXTRAS)]'
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -43,8 +46,11 @@ demo: $(STAMP)
 	$(BIN)/gantt-manage cloud show
 	$(BIN)/python -m rpc.demo
 
+# mypy checks the modules listed in pyproject.toml ([tool.mypy] files:
+# the public interfaces, as their type hints are completed).
 lint: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/mypy
 
 test: lint
 	$(BIN)/python -m pytest

@@ -1,9 +1,109 @@
-"""Packaging for gantt: a cloud scheduler with an embedded placement engine."""
+"""Packaging for gantt: a cloud scheduler with an embedded placement engine.
 
-from setuptools import find_packages, setup
+The metadata, requirements and entry points live here (the product's
+layout names setup.py); pyproject.toml holds the build requirements and
+the tools' settings. The constants below are read by
+tests/unit/test_packaging.py.
+"""
+
+import glob
+import os
+
+from setuptools import find_namespace_packages, setup
 
 PACKAGES = ("placement", "scheduler", "filters", "weighers", "rpc",
             "simulation", "cloudfile", "gantt")
+
+
+def _packages():
+    """Every directory of PACKAGES that holds a file. Some have no
+    __init__.py: alembic's script directory (alembic loads env.py and the
+    revisions by path) and scheduler/nova_db; find_packages would leave
+    them out of the wheel."""
+    found = find_namespace_packages(
+        include=[name for p in PACKAGES for name in (p, p + ".*")],
+        exclude=["*.__pycache__"])
+    return [p for p in found
+            if any(entry.is_file()
+                   for entry in os.scandir(p.replace(".", os.sep)))]
+
+
+# The samples and examples go to <prefix>/share/gantt/etc/, laid out as in
+# the source tree: a command that names etc/examples/... runs as it is
+# from <prefix>/share/gantt. <prefix> is the virtualenv, /usr/local, ...:
+# python -c 'import sysconfig; print(sysconfig.get_path("data"))'
+SHARE = "share/gantt"
+SAMPLES = ("etc/gantt.conf.sample", "etc/policy.yaml.sample")
+
+
+def _data_files():
+    files = list(SAMPLES)
+    for path in sorted(glob.glob("etc/examples/**/*", recursive=True)):
+        if os.path.isfile(path):
+            files.append(path)
+    by_dir = {}
+    for path in files:
+        by_dir.setdefault(os.path.dirname(path), []).append(path)
+    return [(f"{SHARE}/{d}", paths) for d, paths in sorted(by_dir.items())]
+
+
+INSTALL_REQUIRES = [
+    "oslo.config>=9.0,<11",
+    "oslo.log>=5.0,<9",
+    "oslo.messaging>=14.0,<19",
+    "oslo.policy>=4.0,<7",
+    "kombu>=5.3,<6",
+    "SQLAlchemy>=2.0,<2.2",
+    "alembic>=1.12,<2",
+    "numpy>=1.24,<3",
+    "os-traits>=3.0,<4",
+    "os-resource-classes>=1.1,<2",
+    "microversion-parse>=1.0,<3",
+    "WebOb>=1.8,<2",
+    "jsonschema>=4.0,<5",
+    "fastjsonschema>=2.16,<3",
+    "PyYAML>=6.0,<7",
+    "oslo.context>=5.0,<7",
+    "oslo.middleware>=6.0,<9",
+    "keystonemiddleware>=10.0,<14",
+    "gunicorn>=22.0,<28",
+    "orjson>=3.9,<4",
+    "requests>=2.25,<3",
+    # networkx (>=3.0,<4) joins when the compute side (compute/) lands:
+    # its provider trees (diffs, create and delete order, reshape
+    # planning) are graphs. Nothing imports it before then.
+]
+
+EXTRAS_REQUIRE = {
+    # gantt-simulate's report (plots) and progress bar; only simulation/
+    # imports them. The services and gantt-manage run without.
+    "simulate": [
+        "matplotlib>=3.7,<4",
+        "tqdm>=4.60,<5",
+    ],
+    "test": [
+        "pytest>=8.0,<10",
+        "hypothesis>=6.90,<7",
+        # the change feed's fault tests
+        # (tests/functional/test_change_feed_faults.py)
+        "fakeredis>=2.20,<3",
+        "gabbi>=3.0,<5",
+        "ruff>=0.6,<1",
+        "mypy>=2.3,<3",
+        "python-openstackclient>=7.0,<11",
+        "osc-placement>=4.0,<5",
+        "openstacksdk>=3.0,<5",
+    ],
+    "postgres": ["psycopg[binary]>=3.1,<4"],
+    "mysql": ["PyMySQL>=1.1,<2"],
+    "redis": ["redis>=5.0,<9"],
+}
+
+
+def _readme():
+    with open("README.md", encoding="utf-8") as readme:
+        return readme.read()
+
 
 setup(
     name="gantt",
@@ -12,56 +112,20 @@ setup(
         "Cloud scheduler with an embedded placement engine, wire-compatible "
         "with OpenStack Nova's scheduler and OpenStack Placement"
     ),
-    long_description=open("README.md", encoding="utf-8").read(),
+    long_description=_readme(),
     long_description_content_type="text/markdown",
-    license="Apache-2.0",
+    license_expression="Apache-2.0",
     python_requires=">=3.10",
-    packages=find_packages(
-        include=[name for p in PACKAGES for name in (p, p + ".*")]),
+    # Flat layout, said outright: an editable install (make) is then a
+    # plain .pth to this directory rather than an import hook, and
+    # setuptools has nothing to warn about.
+    package_dir={"": "."},
+    packages=_packages(),
     include_package_data=True,
-    package_data={"placement.db": ["alembic/*.py", "alembic/*.mako",
-                                   "alembic/versions/*.py"]},
-    install_requires=[
-        "oslo.config>=9.0,<11",
-        "oslo.log>=5.0,<9",
-        "oslo.messaging>=14.0,<19",
-        "oslo.policy>=4.0,<7",
-        "kombu>=5.3,<6",
-        "SQLAlchemy>=2.0,<2.2",
-        "alembic>=1.12,<2",
-        "networkx>=3.0,<4",
-        "numpy>=1.24,<3",
-        "os-traits>=3.0,<4",
-        "os-resource-classes>=1.1,<2",
-        "microversion-parse>=1.0,<3",
-        "WebOb>=1.8,<2",
-        "jsonschema>=4.0,<5",
-        "fastjsonschema>=2.16,<3",
-        "PyYAML>=6.0,<7",
-        "oslo.context>=5.0,<7",
-        "oslo.middleware>=6.0,<9",
-        "keystonemiddleware>=10.0,<14",
-        "gunicorn>=22.0,<28",
-        "orjson>=3.9,<4",
-        "requests>=2.25,<3",
-        "matplotlib>=3.7,<4",
-        "tqdm>=4.60,<5",
-    ],
-    extras_require={
-        "test": [
-            "pytest>=8.0,<10",
-            "hypothesis>=6.90,<7",
-            "fakeredis>=2.20,<3",
-            "gabbi>=3.0,<5",
-            "ruff>=0.6,<1",
-            "python-openstackclient>=7.0,<11",
-            "osc-placement>=4.0,<5",
-            "openstacksdk>=3.0,<5",
-        ],
-        "postgres": ["psycopg[binary]>=3.1,<4"],
-        "mysql": ["PyMySQL>=1.1,<2"],
-        "redis": ["redis>=5.0,<9"],
-    },
+    package_data={"placement.db.alembic": ["*.mako"]},
+    data_files=_data_files(),
+    install_requires=INSTALL_REQUIRES,
+    extras_require=EXTRAS_REQUIRE,
     entry_points={
         "console_scripts": [
             "gantt-manage = gantt.cmd.manage:main",
@@ -84,7 +148,6 @@ setup(
     },
     classifiers=[
         "Programming Language :: Python :: 3",
-        "License :: OSI Approved :: Apache Software License",
         "Operating System :: POSIX :: Linux",
     ],
 )

@@ -10,7 +10,9 @@
                         --config-file CONF] [--format table|json]
 
 Exit status: 0 on success, 2 for a file or argument that cannot be used
-(the message names the file and field), 1 for any other failure.
+(the message names the file and field) or when the "simulate" extra is
+not installed (run, compare, capacity of a cloud file), 1 for any other
+failure.
 """
 
 import argparse
@@ -22,19 +24,34 @@ from cloudfile import loader
 from placement import file_errors
 from scheduler import errors as scheduler_errors
 from scheduler import manager
-from simulation import (
-    capacity,
-    config,
-    from_placement,
-    report,
-    runner,
-)
+from simulation import capacity, config, from_placement
 from simulation import cloud as cloud_mod
 from simulation import workload as workload_mod
+
+# The report's plots (matplotlib) and the progress bar (tqdm) come with
+# gantt's "simulate" extra. Without it --help still works and a command
+# that needs them says how to install them (_need_extra).
+EXTRA_MODULES = ("matplotlib", "tqdm")
+try:
+    from simulation import report, runner
+except ModuleNotFoundError as exc:
+    if (exc.name or "").partition(".")[0] not in EXTRA_MODULES:
+        raise
+    report = runner = None
+    _MISSING = exc.name.partition(".")[0]
+else:
+    _MISSING = None
 
 
 class UsageError(Exception):
     """A command line that cannot be used."""
+
+
+def _need_extra():
+    if _MISSING is not None:
+        raise UsageError(
+            f"{_MISSING} is not installed; the simulator needs gantt's "
+            "'simulate' extra: pip install 'gantt[simulate]'")
 
 
 def _parser():
@@ -131,6 +148,7 @@ def _simulate(conf, conf_path, cloud, cloud_label, workload, options):
 
 
 def cmd_run(args):
+    _need_extra()
     conf = config.load(args.config)  # a bad config stops before loading
     workload = workload_mod.read(args.workload, seed=args.seed)
     cloud, label = _read_cloud(args)
@@ -142,6 +160,7 @@ def cmd_run(args):
 
 
 def cmd_compare(args):
+    _need_extra()
     confs = [(name, path, config.load(path))
              for name, path in (("a", args.config_a), ("b", args.config_b))]
     workload = workload_mod.read(args.workload, seed=args.seed)
@@ -206,6 +225,7 @@ def cmd_capacity(args):
     name, flavor = _flavor(args)
     conf = config.load(args.config)
     if args.cloud or args.from_placement:
+        _need_extra()
         cloud, _ = _read_cloud(args)
         scratch = runner.Simulation(conf, cloud, None)
         scratch.open_cloud()

@@ -1,0 +1,1 @@
+"""The host state source that reads Nova's API and cell databases."""
