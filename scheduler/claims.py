@@ -1,7 +1,7 @@
 """Claiming a candidate: write the instance's allocations in placement in
-one transaction that checks capacity and provider generations (DESIGN.md,
-decision 2). A lost race is not an error here: the caller tries again on
-fresh state or moves on.
+one transaction that checks capacity and provider generations
+(docs/architecture.md, "The store"). A lost race is not an error here:
+the caller tries again on fresh state or moves on.
 
 The writes go through an :class:`AllocationWriter`: the embedded
 placement (placement.direct.PlacementDirect) or its REST API

@@ -1,7 +1,7 @@
 """The host state table: one row per compute node, in numpy columns.
 
 Filters build boolean masks over all rows at once and weighers float
-arrays (DESIGN.md, decision 3). Columns: free RAM and disk, vCPUs, the
+arrays (docs/architecture.md). Columns: free RAM and disk, vCPUs, the
 allocation ratios, instance and io-op counts, failed builds, service
 state, hypervisor type (a code) and version, cell (a code), availability
 zone (a code), aggregate membership (a boolean matrix, a column per

@@ -1,5 +1,6 @@
 """Following the store's change logs: the one protocol of every in-memory
-cache of the database (DESIGN.md, decisions 1 and 8).
+cache of the database (docs/architecture.md, "Caches that follow the
+database").
 
 A cache (placement's provider index, the scheduler's host state table)
 holds a copy of some records and follows the change log the store writes
@@ -27,7 +28,6 @@ state table) does not follow the store at all: ``follows_store`` is false,
 and sync() asks the source.
 """
 
-import contextlib
 import logging
 import threading
 import time
@@ -279,17 +279,23 @@ def sync_all(store, caches, watches=()):
     nobody else committed since the last one and no cache needs_read().
     Holds every cache's lock, in the order given, throughout. Returns
     whether the store was read."""
-    followers = [cache for cache in caches if cache.follows_store]
+    followers = []
     for cache in caches:
-        if not cache.follows_store:
+        if cache.follows_store:
+            followers.append(cache)
+        else:
             cache.sync()
 
     def read(txn):
         for cache in followers:
             cache.sync_in(txn)
-    with contextlib.ExitStack() as held:
+    # Plain acquire and release rather than an ExitStack: this runs
+    # before every decision.
+    held = []
+    try:
         for cache in caches:
-            held.enter_context(cache.lock)
+            cache.lock.acquire()
+            held.append(cache.lock)
         # Every watch is asked: each counts what it saw as read.
         must = [watch.begin_read() for watch in watches]
         if (watches and not any(must)
@@ -301,4 +307,7 @@ def sync_all(store, caches, watches=()):
             for watch in watches:
                 watch.read_failed()
             raise
-    return True
+        return True
+    finally:
+        for lock in reversed(held):
+            lock.release()
