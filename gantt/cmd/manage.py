@@ -7,10 +7,15 @@
     gantt-manage [--config-file F] schedule SPEC [--claim] [--explain]
     gantt-manage [--config-file F] allocations audit [--heal]
                  [--older-than S] [--format table|json]
+    gantt-manage [--config-file F] placement import --from URL
+                 [--replace] [--dry-run]
 
 Exit status: 0 on success, 2 for a file or argument that cannot be used,
 1 for any other failure; allocations audit, as nova-manage placement
-audit: 3 when it found unexplained allocations, 4 when it removed them.
+audit: 3 when it found unexplained allocations, 4 when it removed them;
+placement import: 2 when the source holds rows it cannot take (each
+printed, by table and key) or gantt's database holds providers already
+and --replace was not given.
 """
 
 import json
@@ -22,6 +27,7 @@ from oslo_log import log as logging
 from cloudfile import loader, report
 from placement import conf as conf_mod
 from placement import errors
+from placement.adopt import importer, openstack_db
 from placement.db import migration
 from placement.db import store as store_mod
 from scheduler import allocation_audit, host_state, host_updates
@@ -91,6 +97,32 @@ def allocations_audit(conf):
     return 4 if conf.command.heal else 3
 
 
+def placement_import(conf):
+    args = conf.command
+    snapshot = openstack_db.read(args.source)
+    problems = openstack_db.check(snapshot)
+    if problems:
+        for line in problems:
+            print(f"gantt-manage: {line}", file=sys.stderr)
+        print(f"gantt-manage: {len(problems)} problems in {args.source}; "
+              f"nothing was written", file=sys.stderr)
+        return 2
+    counts = ", ".join(f"{n} {table}" for table, n in
+                       snapshot.counts().items())
+    if args.dry_run:
+        print(f"would import: {counts}")
+        return 0
+    store = store_mod.Store.open(conf)
+    pdb = conf.placement
+    done = importer.write(store, snapshot, replace=args.replace,
+                          incomplete_project=pdb.incomplete_consumer_project_id,
+                          incomplete_user=pdb.incomplete_consumer_user_id)
+    replaced = (f" (replacing {done.replaced_providers} providers)"
+                if done.replaced_providers else "")
+    print(f"imported{replaced}: {counts}")
+    return 0
+
+
 def _add_parsers(subparsers):
     db = subparsers.add_parser("db", help="database schema")
     db_actions = db.add_subparsers(dest="action")
@@ -135,6 +167,24 @@ def _add_parsers(subparsers):
                        default="table")
     audit.set_defaults(run=allocations_audit)
 
+    placement = subparsers.add_parser(
+        "placement", help="adopt an OpenStack Placement database")
+    placement_actions = placement.add_subparsers(dest="action")
+    placement_actions.required = True
+    imp = placement_actions.add_parser(
+        "import", help="copy an OpenStack Placement database's providers, "
+                       "inventories, traits, aggregates, consumers and "
+                       "allocations into gantt's, in one transaction")
+    imp.add_argument("--from", dest="source", required=True, metavar="URL",
+                     help="SQLAlchemy URL of the OpenStack Placement "
+                          "database (read only)")
+    imp.add_argument("--replace", action="store_true",
+                     help="empty gantt's placement state first when it "
+                          "holds providers")
+    imp.add_argument("--dry-run", action="store_true",
+                     help="read and check, print what would be written")
+    imp.set_defaults(run=placement_import)
+
     scheduler_cli.add_parser(subparsers)
 
 
@@ -171,8 +221,11 @@ def main(argv=None):
     logging.setup(conf, "gantt")
     try:
         code = conf.command.run(conf)
-    except loader.CloudFileError as exc:
+    except (loader.CloudFileError, openstack_db.SourceError) as exc:
         print(f"gantt-manage: {exc}", file=sys.stderr)
+        return 2
+    except importer.ImportRefused as exc:
+        print(f"gantt-manage: {exc.message}", file=sys.stderr)
         return 2
     except (scheduler_cli.SpecFileError,
             scheduler_errors.InvalidRequestSpec) as exc:

@@ -1,0 +1,1 @@
+"""Adopting a running cloud: its OpenStack Placement database."""

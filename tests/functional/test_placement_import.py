@@ -1,0 +1,324 @@
+"""gantt-manage placement import: a database written by OpenStack
+Placement 16 itself (its own schema and REST API, in its own
+virtualenv: tests/placement16) becomes gantt's, and gantt then answers
+what Placement answered, generations included."""
+
+import json
+import pathlib
+import sqlite3
+import subprocess
+
+import pytest
+
+from gantt.cmd import manage
+from tests import databases
+from tests.functional import api_helpers
+from tests.placement16 import install
+
+DRIVE = pathlib.Path(__file__).parents[1] / "placement16" / "drive.py"
+V = "1.39"
+CN1 = "c0000000-0000-4000-8000-000000000001"
+NUMA0 = "c0000000-0000-4000-8000-0000000000a1"
+CN2 = "c0000000-0000-4000-8000-000000000002"
+SS = "c0000000-0000-4000-8000-000000000005"
+AGG = "a0000000-0000-4000-8000-000000000001"
+C1 = "e0000000-0000-4000-8000-000000000001"
+C2 = "e0000000-0000-4000-8000-000000000002"
+P1 = "p0000000-0000-4000-8000-000000000001"
+P2 = "p0000000-0000-4000-8000-000000000002"
+U1 = "u0000000-0000-4000-8000-000000000001"
+PROVIDERS = (CN1, NUMA0, CN2, SS)
+
+
+def _inv(gen, inventories):
+    return {"resource_provider_generation": gen, "inventories": inventories}
+
+
+# A small cloud written through Placement's API: a tree, a sharing
+# provider in an aggregate, custom class and trait, two consumers of two
+# types, one of them written twice (generation 2).
+CLOUD = [
+    ["PUT", "/resource_classes/CUSTOM_GPU", V, None],
+    ["PUT", "/traits/CUSTOM_FAST", V, None],
+    ["POST", "/resource_providers", V, {"name": "cn1", "uuid": CN1}],
+    ["POST", "/resource_providers", V,
+     {"name": "cn1-numa0", "uuid": NUMA0, "parent_provider_uuid": CN1}],
+    ["POST", "/resource_providers", V, {"name": "cn2", "uuid": CN2}],
+    ["POST", "/resource_providers", V, {"name": "shared", "uuid": SS}],
+    ["PUT", f"/resource_providers/{NUMA0}/inventories", V, _inv(0, {
+        "VCPU": {"total": 8, "allocation_ratio": 4.0},
+        "MEMORY_MB": {"total": 16384, "reserved": 512}})],
+    ["PUT", f"/resource_providers/{CN1}/inventories", V, _inv(0, {
+        "DISK_GB": {"total": 100}, "CUSTOM_GPU": {"total": 2}})],
+    ["PUT", f"/resource_providers/{CN2}/inventories", V, _inv(0, {
+        "VCPU": {"total": 16}, "MEMORY_MB": {"total": 32768},
+        "DISK_GB": {"total": 500, "min_unit": 10, "step_size": 10,
+                    "max_unit": 200}})],
+    ["PUT", f"/resource_providers/{SS}/inventories", V, _inv(0, {
+        "DISK_GB": {"total": 2000}})],
+    ["PUT", f"/resource_providers/{SS}/traits", V,
+     {"resource_provider_generation": 1,
+      "traits": ["MISC_SHARES_VIA_AGGREGATE"]}],
+    ["PUT", f"/resource_providers/{CN2}/traits", V,
+     {"resource_provider_generation": 1,
+      "traits": ["HW_CPU_X86_AVX2", "CUSTOM_FAST"]}],
+    ["PUT", f"/resource_providers/{SS}/aggregates", V,
+     {"resource_provider_generation": 2, "aggregates": [AGG]}],
+    ["PUT", f"/resource_providers/{CN1}/aggregates", V,
+     {"resource_provider_generation": 1, "aggregates": [AGG]}],
+    ["PUT", f"/allocations/{C1}", V, {
+        "allocations": {
+            NUMA0: {"resources": {"VCPU": 2, "MEMORY_MB": 2048}},
+            CN1: {"resources": {"DISK_GB": 20, "CUSTOM_GPU": 1}}},
+        "project_id": P1, "user_id": U1, "consumer_generation": None,
+        "consumer_type": "INSTANCE"}],
+    ["PUT", f"/allocations/{C2}", V, {
+        "allocations": {CN2: {"resources": {"VCPU": 4, "MEMORY_MB": 4096}},
+                        SS: {"resources": {"DISK_GB": 50}}},
+        "project_id": P2, "user_id": U1, "consumer_generation": None,
+        "consumer_type": "MIGRATION"}],
+    ["PUT", f"/allocations/{C2}", V, {
+        "allocations": {CN2: {"resources": {"VCPU": 2, "MEMORY_MB": 4096}},
+                        SS: {"resources": {"DISK_GB": 60}}},
+        "project_id": P2, "user_id": U1, "consumer_generation": 1,
+        "consumer_type": "MIGRATION"}],
+]
+
+# What is compared: every provider with all it holds, every consumer's
+# allocations, per-project usages, the catalog's custom entries, and
+# candidates (sharing and nested).
+RECORD = ([["/resource_providers", V],
+           ["/resource_classes/CUSTOM_GPU", V],
+           ["/traits?name=startswith:CUSTOM_", V],
+           [f"/allocations/{C1}", V], [f"/allocations/{C2}", V],
+           [f"/usages?project_id={P1}", V], [f"/usages?project_id={P2}", V],
+           ["/allocation_candidates?resources=VCPU:1,DISK_GB:10", V],
+           ["/allocation_candidates?resources=VCPU:1,MEMORY_MB:512"
+            "&required=CUSTOM_FAST", V]]
+          + [[f"/resource_providers/{rp}{what}", V] for rp in PROVIDERS
+             for what in ("", "/inventories", "/traits", "/aggregates",
+                          "/usages", "/allocations")])
+
+
+@pytest.fixture(scope="module")
+def placement_venv():
+    return install.placement_venv()
+
+
+def drive(venv, url, requests, record=()):
+    """Placement 16 writes ``requests`` into the database at ``url``
+    (its schema made first) and answers ``record``."""
+    job = json.dumps({"url": url, "requests": requests,
+                      "record": list(record)})
+    done = subprocess.run([str(venv / "bin" / "python"), str(DRIVE)],
+                          input=job, capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout and json.loads(done.stdout)["answers"]
+
+
+@pytest.fixture(scope="module")
+def source(placement_venv, tmp_path_factory):
+    """An SQLite database written by Placement 16, and what Placement
+    answered on it."""
+    path = tmp_path_factory.mktemp("placement16") / "placement.sqlite"
+    url = f"sqlite:///{path}"
+    answers = drive(placement_venv, url, CLOUD, RECORD)
+    return url, answers
+
+
+def _normal(path, status, body):
+    """Bodies compared as sets where Placement's order is not defined."""
+    if isinstance(body, dict):
+        if "resource_providers" in body:
+            body["resource_providers"].sort(key=lambda r: r["uuid"])
+        if "allocation_requests" in body:
+            # Placement lists a group's providers in a set's order.
+            for request in body["allocation_requests"]:
+                for providers in request.get("mappings", {}).values():
+                    providers.sort()
+            body["allocation_requests"].sort(key=json.dumps)
+        for key in ("traits", "aggregates"):
+            if isinstance(body.get(key), list):
+                body[key].sort()
+    return status, body
+
+
+def _gantt_answers(client):
+    out = []
+    for path, version in RECORD:
+        response = client.request("GET", path, version=version)
+        out.append(_normal(path, response.status_int, response.json))
+    return out
+
+
+def _config(tmp_path, url):
+    path = tmp_path / "gantt.conf"
+    path.write_text(f"[placement_database]\nconnection = {url}\n")
+    return ["--config-file", str(path)]
+
+
+def test_gantt_answers_what_placement_answered(store, source, tmp_path,
+                                               capsys):
+    url, placement_answers = source
+    app, engine = api_helpers.make_app(store)
+    client = api_helpers.Client(app)
+    # The API is up before the import: it must see the new state at its
+    # next request, through the change log.
+    assert client.get("/resource_providers").json == {
+        "resource_providers": []}
+    config = _config(tmp_path, store.conf.placement_database.connection)
+    assert manage.main(config + ["placement", "import", "--from", url]) == 0
+    out = capsys.readouterr().out
+    assert "4 resource_providers" in out and "7 allocations" in out
+    expected = [_normal(path, status, body) for (path, _v), (status, body)
+                in zip(RECORD, placement_answers, strict=True)]
+    for (path, _v), want, got in zip(RECORD, expected,
+                                     _gantt_answers(client), strict=True):
+        assert got == want, path
+    # Generations carried over: a client holding the one Placement gave
+    # (Nova's report client) carries on.
+    status, cn2 = placement_answers[RECORD.index(
+        [f"/resource_providers/{CN2}", V])]
+    response = client.request(
+        "PUT", f"/resource_providers/{CN2}/traits", version=V,
+        body={"resource_provider_generation": cn2["generation"],
+              "traits": []})
+    assert response.status_int == 200, response.body
+    engine.close()
+
+
+def test_a_database_with_providers_is_refused_unless_replace(
+        store, source, tmp_path, capsys):
+    url, _answers = source
+    config = _config(tmp_path, store.conf.placement_database.connection)
+    assert manage.main(config + ["placement", "import", "--from", url]) == 0
+    capsys.readouterr()
+    assert manage.main(config + ["placement", "import", "--from", url]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["gantt-manage: the database holds 4 resource providers "
+                   "already; --replace empties it first"]
+    assert manage.main(config + ["placement", "import", "--from", url,
+                                 "--replace"]) == 0
+    assert "replacing 4 providers" in capsys.readouterr().out
+    app, engine = api_helpers.make_app(store)
+    body = api_helpers.Client(app).get("/resource_providers").json
+    assert sorted(r["uuid"] for r in body["resource_providers"]) == sorted(
+        PROVIDERS)
+    engine.close()
+
+
+def test_dry_run_writes_nothing(store, source, tmp_path, capsys):
+    url, _answers = source
+    config = _config(tmp_path, store.conf.placement_database.connection)
+    assert manage.main(config + ["placement", "import", "--from", url,
+                                 "--dry-run"]) == 0
+    assert "would import:" in capsys.readouterr().out
+    snap = api_helpers.snapshot(store)
+    app, engine = api_helpers.make_app(store)
+    assert api_helpers.Client(app).get("/resource_providers").json == {
+        "resource_providers": []}
+    engine.close()
+    assert snap == api_helpers.snapshot(store)
+
+
+def test_problems_are_reported_by_table_and_key_and_nothing_written(
+        store, source, tmp_path, capsys):
+    url, _answers = source
+    broken = tmp_path / "broken.sqlite"
+    broken.write_bytes(pathlib.Path(url[len("sqlite:///"):]).read_bytes())
+    with sqlite3.connect(broken) as db:
+        # CN2's VCPU inventory gone under an allocation; cn1-numa0's
+        # parent pointing nowhere.
+        db.execute("DELETE FROM inventories WHERE resource_class_id = 0 "
+                   "AND resource_provider_id = (SELECT id FROM "
+                   "resource_providers WHERE uuid = ?)", (CN2,))
+        db.execute("UPDATE resource_providers SET parent_provider_id = 999 "
+                   "WHERE uuid = ?", (NUMA0,))
+        # cn1-numa0's VCPU shrunk under its 2 used; CUSTOM_FAST gone
+        # under cn2's link to it.
+        db.execute("UPDATE inventories SET total = 1, allocation_ratio = 1 "
+                   "WHERE resource_class_id = 0 AND resource_provider_id = "
+                   "(SELECT id FROM resource_providers WHERE uuid = ?)",
+                   (NUMA0,))
+        fast = db.execute("SELECT id FROM traits WHERE name = "
+                          "'CUSTOM_FAST'").fetchone()[0]
+        db.execute("DELETE FROM traits WHERE id = ?", (fast,))
+    config = _config(tmp_path, store.conf.placement_database.connection)
+    assert manage.main(config + ["placement", "import", "--from",
+                                 f"sqlite:///{broken}"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err == [
+        f"gantt-manage: resource_providers {NUMA0}: parent_provider_id 999 "
+        f"is no provider",
+        f"gantt-manage: allocations {C2} {CN2} VCPU: the provider has no "
+        f"inventory of VCPU",
+        f"gantt-manage: allocations on {NUMA0} VCPU: 2 used, over its "
+        f"capacity 1",
+        f"gantt-manage: resource_provider_traits {CN2}: trait id {fast} "
+        f"is no trait",
+        f"gantt-manage: 4 problems in sqlite:///{broken}; nothing was "
+        f"written"]
+    app, engine = api_helpers.make_app(store)
+    assert api_helpers.Client(app).get("/resource_providers").json == {
+        "resource_providers": []}
+    engine.close()
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--from", "not a url"], "--from: not a database URL: 'not a url'"),
+])
+def test_unusable_source_is_one_line_and_exit_2(store, tmp_path, capsys,
+                                                argv, message):
+    config = _config(tmp_path, store.conf.placement_database.connection)
+    assert manage.main(config + ["placement", "import"] + argv) == 2
+    assert capsys.readouterr().err.strip() == f"gantt-manage: {message}"
+
+
+def test_a_database_that_is_not_placements_is_refused(tmp_path, capsys):
+    other = tmp_path / "other.sqlite"
+    with sqlite3.connect(other) as db:
+        db.execute("CREATE TABLE t (x)")
+    gantt = tmp_path / "gantt.sqlite"
+    config = _config(tmp_path, f"sqlite:///{gantt}")
+    assert manage.main(config + ["placement", "import", "--from",
+                                 f"sqlite:///{other}"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("gantt-manage: not an OpenStack Placement "
+                          "database: no table resource_classes, traits")
+
+
+@pytest.mark.parametrize("source_engine", ["postgresql", "mysql"])
+def test_import_from_each_server_engine(placement_venv, source_engine,
+                                        tmp_path, capsys):
+    """Placement on PostgreSQL or MariaDB: the same state arrives."""
+    try:
+        url = databases.create_scratch(source_engine)
+    except Exception as exc:  # the server is not there
+        databases.unavailable(source_engine, str(exc).splitlines()[0])
+    try:
+        driver = {"postgresql": "postgresql+psycopg2",
+                  "mysql": "mysql+pymysql"}[source_engine]
+        placement_url = driver + url[url.index("://"):]
+        answers = drive(placement_venv, placement_url, CLOUD,
+                        [[f"/allocations/{C2}", V],
+                         [f"/resource_providers/{SS}", V]])
+        gantt = tmp_path / "gantt.sqlite"
+        config = _config(tmp_path, f"sqlite:///{gantt}")
+        assert manage.main(config + ["db", "sync"]) == 0
+        assert manage.main(config + ["placement", "import", "--from",
+                                     url]) == 0
+        capsys.readouterr()
+        from placement.db import store as store_mod
+        conf = databases.make_conf(f"sqlite:///{gantt}")
+        store = store_mod.Store.open(conf)
+        app, engine = api_helpers.make_app(store)
+        client = api_helpers.Client(app)
+        got = [client.request("GET", f"/allocations/{C2}", version=V),
+               client.request("GET", f"/resource_providers/{SS}",
+                              version=V)]
+        assert [[r.status_int, r.json] for r in got] == answers
+        engine.close()
+        store.dispose()
+    finally:
+        databases.drop_scratch(source_engine, url)
