@@ -9,13 +9,16 @@
                  [--older-than S] [--format table|json]
     gantt-manage [--config-file F] placement import --from URL
                  [--replace] [--dry-run]
+    gantt-manage [--config-file F] placement verify --against URL
+                 [--token T] [--microversion V]
 
 Exit status: 0 on success, 2 for a file or argument that cannot be used,
 1 for any other failure; allocations audit, as nova-manage placement
 audit: 3 when it found unexplained allocations, 4 when it removed them;
 placement import: 2 when the source holds rows it cannot take (each
 printed, by table and key) or gantt's database holds providers already
-and --replace was not given.
+and --replace was not given; placement verify: 1 when an answer
+differs (each printed), 2 when the other service cannot be asked.
 """
 
 import json
@@ -27,7 +30,7 @@ from oslo_log import log as logging
 from cloudfile import loader, report
 from placement import conf as conf_mod
 from placement import errors
-from placement.adopt import importer, openstack_db
+from placement.adopt import importer, openstack_db, verify
 from placement.db import migration
 from placement.db import store as store_mod
 from scheduler import allocation_audit, host_state, host_updates
@@ -123,6 +126,23 @@ def placement_import(conf):
     return 0
 
 
+def placement_verify(conf):
+    args = conf.command
+    store = store_mod.Store.open(conf)
+    ours = verify.GanttSide(conf, store, args.microversion)
+    theirs = verify.HttpSide(args.against, args.token, args.microversion)
+    try:
+        result = verify.run(ours, theirs)
+    finally:
+        ours.close()
+        theirs.close()
+    for line in result.differences:
+        print(line)
+    print(f"compared {result.asked} answers with {args.against}: "
+          f"{len(result.differences) or 'none'} differ")
+    return 1 if result.differences else 0
+
+
 def _add_parsers(subparsers):
     db = subparsers.add_parser("db", help="database schema")
     db_actions = db.add_subparsers(dest="action")
@@ -184,6 +204,16 @@ def _add_parsers(subparsers):
     imp.add_argument("--dry-run", action="store_true",
                      help="read and check, print what would be written")
     imp.set_defaults(run=placement_import)
+    ver = placement_actions.add_parser(
+        "verify", help="ask gantt and a running placement service the same "
+                       "GETs and print where their answers differ")
+    ver.add_argument("--against", required=True, metavar="URL",
+                     help="the placement service's endpoint")
+    ver.add_argument("--token", default=None,
+                     help="X-Auth-Token for it (with noauth2: admin)")
+    ver.add_argument("--microversion", default="1.39",
+                     help="asked of both (default 1.39)")
+    ver.set_defaults(run=placement_verify)
 
     scheduler_cli.add_parser(subparsers)
 
@@ -221,7 +251,8 @@ def main(argv=None):
     logging.setup(conf, "gantt")
     try:
         code = conf.command.run(conf)
-    except (loader.CloudFileError, openstack_db.SourceError) as exc:
+    except (loader.CloudFileError, openstack_db.SourceError,
+            verify.VerifyError) as exc:
         print(f"gantt-manage: {exc}", file=sys.stderr)
         return 2
     except importer.ImportRefused as exc:

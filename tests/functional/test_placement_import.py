@@ -5,6 +5,7 @@ what Placement answered, generations included."""
 
 import json
 import pathlib
+import socket
 import sqlite3
 import subprocess
 
@@ -322,3 +323,71 @@ def test_import_from_each_server_engine(placement_venv, source_engine,
         store.dispose()
     finally:
         databases.drop_scratch(source_engine, url)
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def served(placement_venv, tmp_path_factory):
+    """Placement 16 serving the cloud over HTTP, and its database."""
+    path = tmp_path_factory.mktemp("served") / "placement.sqlite"
+    port = _free_port()
+    proc = subprocess.Popen(
+        [str(placement_venv / "bin" / "python"), str(DRIVE)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL, text=True)
+    proc.stdin.write(json.dumps({"url": f"sqlite:///{path}",
+                                 "requests": CLOUD, "record": [],
+                                 "serve": port}))
+    proc.stdin.close()
+    assert proc.stdout.readline(), "Placement 16 did not start"
+    yield f"sqlite:///{path}", f"http://127.0.0.1:{port}"
+    proc.kill()
+    proc.wait()
+
+
+def test_verify_after_import_finds_no_difference_then_one(
+        store, served, tmp_path, capsys):
+    url, endpoint = served
+    config = _config(tmp_path, store.conf.placement_database.connection)
+    assert manage.main(config + ["placement", "import", "--from", url]) == 0
+    capsys.readouterr()
+    verify = config + ["placement", "verify", "--against", endpoint,
+                       "--token", "admin"]
+    assert manage.main(verify) == 0
+    out = capsys.readouterr().out.splitlines()
+    # 3 listings, 4 providers x 6, 2 consumers, 2 projects, candidates.
+    assert out[-1].startswith("compared ")
+    assert out[-1].endswith(f"answers with {endpoint}: none differ")
+    assert int(out[-1].split()[1]) > 3 + 24 + 2 + 2
+    # gantt moves on alone: verify says where.
+    app, engine = api_helpers.make_app(store)
+    client = api_helpers.Client(app)
+    generation = client.get(f"/resource_providers/{SS}").json["generation"]
+    response = client.request(
+        "PUT", f"/resource_providers/{SS}/traits", version=V,
+        body={"resource_provider_generation": generation, "traits": []})
+    assert response.status_int == 200
+    engine.close()
+    assert manage.main(verify) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert f"/resource_providers/{SS}/traits: resource_provider_generation: "\
+        f"{generation + 1} here, {generation} there; traits: [] here, " \
+        f"[\"MISC_SHARES_VIA_AGGREGATE\"] there" in out
+    assert out[-1].endswith(" differ") and not out[-1].endswith("none differ")
+
+
+def test_verify_against_nothing_is_one_line_and_exit_2(store, tmp_path,
+                                                      capsys):
+    config = _config(tmp_path, store.conf.placement_database.connection)
+    port = _free_port()
+    assert manage.main(config + ["placement", "verify", "--against",
+                                 f"http://127.0.0.1:{port}"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1
+    assert err[0].startswith(f"gantt-manage: GET http://127.0.0.1:{port}"
+                             f"/resource_classes: ")

@@ -6,13 +6,16 @@ stdin: {"url": SQLAlchemy URL, "requests": [[method, path, version,
 body], ...], "record": [[path, version], ...]}. Placement creates its
 schema there (its own migrations), answers every request (each must
 succeed), then every recorded GET; stdout: {"answers": [[status,
-body], ...]} in the order of "record".
+body], ...]} in the order of "record". With "serve": PORT, it then
+serves the application over HTTP on 127.0.0.1:PORT until killed
+(stdout's first line, the answers, says it is ready).
 """
 
 import json
 import os
 import sys
 import warnings
+import wsgiref.simple_server
 
 warnings.filterwarnings("ignore")
 
@@ -60,7 +63,17 @@ def main():
             sys.exit(f"{method} {path}: {status} {data}")
     answers = [call(app, "GET", path, version)
                for path, version in job["record"]]
-    json.dump({"answers": answers}, sys.stdout)
+    print(json.dumps({"answers": answers}), flush=True)
+    if job.get("serve"):
+        server = wsgiref.simple_server.make_server(
+            "127.0.0.1", job["serve"], app,
+            handler_class=_QuietHandler)
+        server.serve_forever()
+
+
+class _QuietHandler(wsgiref.simple_server.WSGIRequestHandler):
+    def log_message(self, *args):
+        pass
 
 
 if __name__ == "__main__":
