@@ -11,6 +11,7 @@
                  [--replace] [--dry-run]
     gantt-manage [--config-file F] placement verify --against URL
                  [--token T] [--microversion V]
+    gantt-manage [--config-file F] placement export --to URL
 
 Exit status: 0 on success, 2 for a file or argument that cannot be used,
 1 for any other failure; allocations audit, as nova-manage placement
@@ -18,7 +19,9 @@ audit: 3 when it found unexplained allocations, 4 when it removed them;
 placement import: 2 when the source holds rows it cannot take (each
 printed, by table and key) or gantt's database holds providers already
 and --replace was not given; placement verify: 1 when an answer
-differs (each printed), 2 when the other service cannot be asked.
+differs (each printed), 2 when the other service cannot be asked;
+placement export: 2 when the destination is not an empty OpenStack
+Placement database.
 """
 
 import json
@@ -30,7 +33,7 @@ from oslo_log import log as logging
 from cloudfile import loader, report
 from placement import conf as conf_mod
 from placement import errors
-from placement.adopt import importer, openstack_db, verify
+from placement.adopt import exporter, importer, openstack_db, verify
 from placement.db import migration
 from placement.db import store as store_mod
 from scheduler import allocation_audit, host_state, host_updates
@@ -143,6 +146,15 @@ def placement_verify(conf):
     return 1 if result.differences else 0
 
 
+def placement_export(conf):
+    store = store_mod.Store.open(conf)
+    rows = store.read(exporter.read_gantt, snapshot=True)
+    written = exporter.write(conf.command.destination, rows)
+    counts = ", ".join(f"{n} {table}" for table, n in sorted(written.items()))
+    print(f"exported: {counts}")
+    return 0
+
+
 def _add_parsers(subparsers):
     db = subparsers.add_parser("db", help="database schema")
     db_actions = db.add_subparsers(dest="action")
@@ -214,6 +226,15 @@ def _add_parsers(subparsers):
     ver.add_argument("--microversion", default="1.39",
                      help="asked of both (default 1.39)")
     ver.set_defaults(run=placement_verify)
+    exp = placement_actions.add_parser(
+        "export", help="write gantt's placement state into an empty "
+                       "OpenStack Placement database (the way back)")
+    exp.add_argument("--to", dest="destination", required=True,
+                     metavar="URL",
+                     help="SQLAlchemy URL of the OpenStack Placement "
+                          "database, its schema made by placement-manage "
+                          "db sync")
+    exp.set_defaults(run=placement_export)
 
     scheduler_cli.add_parser(subparsers)
 
@@ -257,6 +278,9 @@ def main(argv=None):
         return 2
     except importer.ImportRefused as exc:
         print(f"gantt-manage: {exc.message}", file=sys.stderr)
+        return 2
+    except exporter.ExportRefused as exc:
+        print(f"gantt-manage: {exc}", file=sys.stderr)
         return 2
     except (scheduler_cli.SpecFileError,
             scheduler_errors.InvalidRequestSpec) as exc:
