@@ -1,6 +1,6 @@
 """How long adopting a running cloud takes: gantt-manage placement
-import, verify and export, on a cloud of N compute nodes with two
-instances each.
+import, verify and export, on a cloud of N compute nodes with M
+instances each (--instances, default 2).
 
 The OpenStack Placement database is made by placement-manage db sync
 (OpenStack Placement 16, in the virtualenv tests/placement16/install.py
@@ -12,6 +12,7 @@ against Placement 16 serving the source over HTTP when --verify is
 given (it asks about 7 GETs a provider of both sides).
 
     .venv/bin/python -m benchmarks.adopt --hosts 1000,10000
+    .venv/bin/python -m benchmarks.adopt --hosts 10000 --instances 10
 """
 
 import argparse
@@ -44,7 +45,7 @@ def _gantt(path):
     return store_mod.Store.open(conf)
 
 
-def _cloud(store, hosts):
+def _cloud(store, hosts, instances):
     def load(txn):
         writes = []
         for i in range(hosts):
@@ -52,7 +53,7 @@ def _cloud(store, hosts):
             inventories.replace_all(txn, rp.uuid, None, [
                 Inv("VCPU", 64), Inv("MEMORY_MB", 262144),
                 Inv("DISK_GB", 4096)])
-            for _ in range(2):
+            for _ in range(instances):
                 writes.append(allocations.ConsumerAllocations(
                     consumer_uuid=str(uuid.uuid4()),
                     allocations={rp.uuid: dict(FLAVOR)},
@@ -92,10 +93,10 @@ def _serve(venv, url):
     return proc, f"http://127.0.0.1:{port}"
 
 
-def scenario(venv, hosts, verify):
+def scenario(venv, hosts, instances, verify):
     with tempfile.TemporaryDirectory() as work:
         seed = _gantt(os.path.join(work, "seed.sqlite"))
-        _cloud(seed, hosts)
+        _cloud(seed, hosts, instances)
         source = _placement_db(venv, os.path.join(work, "source.sqlite"),
                                work)
         exporter.write(source, seed.read(exporter.read_gantt))
@@ -107,7 +108,8 @@ def scenario(venv, hosts, verify):
             f.write(f"[placement_database]\nconnection = "
                     f"sqlite:///{target}\n")
         base = ["--config-file", conf, "placement"]
-        out = {"hosts": hosts, "consumers": 2 * hosts}
+        out = {"hosts": hosts, "consumers": instances * hosts,
+               "allocations": 3 * instances * hosts}
         code, out["dry_run_s"] = _timed(base + ["import", "--from", source,
                                                 "--dry-run"])
         code, out["import_s"] = _timed(base + ["import", "--from", source])
@@ -131,6 +133,9 @@ def scenario(venv, hosts, verify):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--hosts", default="1000,10000")
+    parser.add_argument("--instances", type=int, default=2,
+                        help="instances (consumers) per host, each with "
+                             "three allocations")
     parser.add_argument("--verify", action="store_true",
                         help="also time verify against Placement 16")
     args = parser.parse_args(argv)
@@ -138,10 +143,10 @@ def main(argv=None):
     results = {}
     for hosts in (int(h) for h in args.hosts.split(",")):
         print(f"running {hosts} hosts", file=sys.stderr)
-        results[hosts] = scenario(venv, hosts, args.verify)
+        results[hosts] = scenario(venv, hosts, args.instances, args.verify)
     json.dump({"benchmark": "adopt: placement import, verify, export",
                "inputs": {"hosts": args.hosts, "database": "sqlite files",
-                          "instances_per_host": 2},
+                          "instances_per_host": args.instances},
                "cpu_count": os.cpu_count(), "results": results},
               sys.stdout, indent=2)
     print()

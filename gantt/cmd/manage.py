@@ -108,10 +108,12 @@ def placement_import(conf):
     snapshot = openstack_db.read(args.source)
     problems = openstack_db.check(snapshot)
     if problems:
+        # One line a problem; the count after several.
         for line in problems:
             print(f"gantt-manage: {line}", file=sys.stderr)
-        print(f"gantt-manage: {len(problems)} problems in {args.source}; "
-              f"nothing was written", file=sys.stderr)
+        if len(problems) > 1:
+            print(f"gantt-manage: {len(problems)} problems in "
+                  f"{args.source}; nothing was written", file=sys.stderr)
         return 2
     counts = ", ".join(f"{n} {table}" for table, n in
                        snapshot.counts().items())

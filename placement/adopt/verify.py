@@ -11,6 +11,7 @@ putting in order what placement leaves unordered.
 """
 
 import json
+import logging
 import urllib.parse
 
 import requests
@@ -36,6 +37,8 @@ class GanttSide:
 
     def __init__(self, conf, store, version):
         conf.set_override("auth_strategy", "noauth2", group="api")
+        # Thousands of in-process GETs: no access log line for each.
+        logging.getLogger("placement.api.access").setLevel(logging.WARNING)
         self.engine = engine_mod.CandidatesEngine(store, conf)
         self.app = app_mod.make_app(conf, store=store, engine=self.engine)
         self.version = version
@@ -95,6 +98,9 @@ def normal(body):
             providers.sort()
     if isinstance(body.get("allocation_requests"), list):
         body["allocation_requests"].sort(key=json.dumps)
+    for summary in (body.get("provider_summaries") or {}).values():
+        if isinstance(summary.get("traits"), list):
+            summary["traits"].sort()
     if isinstance(body.get("resource_providers"), list):
         body["resource_providers"].sort(key=lambda r: r.get("uuid", ""))
     for key in ("traits", "aggregates", "resource_classes"):
@@ -133,9 +139,20 @@ def _what_differs(ours, theirs):
     a, b = ours[1], theirs[1]
     if isinstance(a, dict) and isinstance(b, dict):
         keys = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
-        return "; ".join(f"{k}: {_short(a.get(k))} here, "
-                         f"{_short(b.get(k))} there" for k in keys)
-    return f"{_short(a)} here, {_short(b)} there"
+        return "; ".join(_first_difference(k, a.get(k), b.get(k))
+                         for k in keys)
+    return _first_difference("body", a, b)
+
+
+def _first_difference(where, a, b):
+    """'where.path: a here, b there' at the first place ``a`` and ``b``
+    differ, going down through objects they both have."""
+    while isinstance(a, dict) and isinstance(b, dict):
+        keys = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+        if not keys:
+            break
+        where, a, b = f"{where}.{keys[0]}", a.get(keys[0]), b.get(keys[0])
+    return f"{where}: {_short(a)} here, {_short(b)} there"
 
 
 def _short(value, limit=120):
@@ -193,4 +210,4 @@ def candidate_queries(classes, traits):
         rc = by_provider.get(uuid, "VCPU" if "VCPU" in classes else None)
         if rc:
             queries.append(f"resources={rc}:1&required={trait}")
-    return queries
+    return list(dict.fromkeys(queries))

@@ -5,6 +5,7 @@ what Placement answered, generations included."""
 
 import json
 import pathlib
+import re
 import socket
 import sqlite3
 import subprocess
@@ -14,7 +15,7 @@ import pytest
 from gantt.cmd import manage
 from tests import databases
 from tests.functional import api_helpers
-from tests.placement16 import install
+from tests.placement16 import cloud, install
 
 DRIVE = pathlib.Path(__file__).parents[1] / "placement16" / "drive.py"
 V = "1.39"
@@ -266,9 +267,10 @@ def test_problems_are_reported_by_table_and_key_and_nothing_written(
     engine.close()
 
 
+# Plain ids: gabbi's pytest plugin cannot take every character in one.
 @pytest.mark.parametrize("argv, message", [
     (["--from", "not a url"], "--from: not a database URL: 'not a url'"),
-])
+], ids=["not-a-url"])
 def test_unusable_source_is_one_line_and_exit_2(store, tmp_path, capsys,
                                                 argv, message):
     config = _config(tmp_path, store.conf.placement_database.connection)
@@ -347,18 +349,11 @@ def _free_port():
 @pytest.fixture(scope="module")
 def served(placement_venv, tmp_path_factory):
     """Placement 16 serving the cloud over HTTP, and its database."""
-    path = tmp_path_factory.mktemp("served") / "placement.sqlite"
-    port = _free_port()
-    proc = subprocess.Popen(
-        [str(placement_venv / "bin" / "python"), str(DRIVE)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL, text=True)
-    proc.stdin.write(json.dumps({"url": f"sqlite:///{path}",
-                                 "requests": CLOUD, "record": [],
-                                 "serve": port}))
-    proc.stdin.close()
-    assert proc.stdout.readline(), "Placement 16 did not start"
-    yield f"sqlite:///{path}", f"http://127.0.0.1:{port}"
+    work = tmp_path_factory.mktemp("served")
+    url = f"sqlite:///{work / 'placement.sqlite'}"
+    proc, endpoint = _served_on(placement_venv, url, CLOUD,
+                                work / "placement.log")
+    yield url, endpoint
     proc.kill()
     proc.wait()
 
@@ -447,3 +442,130 @@ def test_export_needs_placements_schema(store, tmp_path, capsys):
     assert err.startswith("gantt-manage: not an OpenStack Placement "
                           "database (run placement-manage db sync on it "
                           "first): no table resource_classes")
+
+
+def test_one_problem_is_one_line(store, source, tmp_path, capsys):
+    url, _answers = source
+    broken = tmp_path / "over.sqlite"
+    broken.write_bytes(pathlib.Path(url[len("sqlite:///"):]).read_bytes())
+    with sqlite3.connect(broken) as db:
+        db.execute("UPDATE inventories SET total = 30 WHERE "
+                   "resource_class_id = 2 AND resource_provider_id = "
+                   "(SELECT id FROM resource_providers WHERE uuid = ?)",
+                   (SS,))
+    snap = api_helpers.snapshot(store)
+    config = _config(tmp_path, store.conf.placement_database.connection)
+    assert manage.main(config + ["placement", "import", "--from",
+                                 f"sqlite:///{broken}"]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"gantt-manage: allocations on {SS} DISK_GB: 60 used, over its "
+        f"capacity 30"]
+    assert api_helpers.snapshot(store) == snap
+
+
+def _served_on(venv, url, requests, log):
+    """Placement 16 serving the database at ``url`` (after writing
+    ``requests`` there), its log in the file ``log``: (process,
+    endpoint)."""
+    port = _free_port()
+    with open(log, "w") as err:
+        proc = subprocess.Popen(
+            [str(venv / "bin" / "python"), str(DRIVE)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err,
+            text=True)
+    proc.stdin.write(json.dumps({"url": url, "requests": requests,
+                                 "record": [], "serve": port}))
+    proc.stdin.close()
+    if not proc.stdout.readline():
+        proc.wait()
+        pytest.fail("Placement 16 did not start: "
+                    + pathlib.Path(log).read_text()[-3000:])
+    return proc, f"http://127.0.0.1:{port}"
+
+
+def _placement_url(engine_name, url):
+    """The URL with the driver Placement's virtualenv has."""
+    driver = {"sqlite": "sqlite", "postgresql": "postgresql+psycopg2",
+              "mysql": "mysql+pymysql"}[engine_name]
+    return driver + url[url.index("://"):]
+
+
+@pytest.fixture
+def scratch_pair(engine_name, tmp_path):
+    """Two empty databases on the engine: the source and the way back."""
+    if engine_name == "sqlite":
+        yield [f"sqlite:///{tmp_path / n}" for n in ("a.sqlite",
+                                                     "b.sqlite")]
+        return
+    urls = []
+    try:
+        for _ in range(2):
+            try:
+                urls.append(databases.create_scratch(engine_name))
+            except Exception as exc:  # the server is not there
+                databases.unavailable(engine_name,
+                                      str(exc).splitlines()[0])
+        yield urls
+    finally:
+        for url in urls:
+            databases.drop_scratch(engine_name, url)
+
+
+def _verify_no_difference(config, endpoint, engine_name, capsys):
+    """verify against ``endpoint``: nothing differs. The last line."""
+    argv = config + ["placement", "verify", "--against", endpoint,
+                     "--token", "admin"]
+    code = manage.main(argv)
+    out = capsys.readouterr().out.splitlines()
+    if engine_name == "postgresql":
+        # OpenStack Placement 16 on PostgreSQL fails GET /usages from
+        # 1.38 (its query groups by consumer type only: a GroupingError,
+        # 500). verify says so, and nothing else; before 1.38 the
+        # usages agree.
+        assert code == 1
+        assert out[:-1] and all(
+            re.fullmatch(r"/usages\?project_id=\S+: status 200 here, 500 "
+                         r"there", line) for line in out[:-1]), out
+        code = manage.main(argv + ["--microversion", "1.37"])
+        out = capsys.readouterr().out.splitlines()
+    assert code == 0, out
+    assert out[-1].endswith(": none differ")
+    return out[-1]
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_round_trip_of_a_random_cloud(store, engine_name, scratch_pair,
+                                      placement_venv, seed, tmp_path,
+                                      capsys):
+    """A random cloud written by Placement 16 on this engine: import,
+    verify against Placement (no difference), export into an empty
+    database placement-manage made, verify against Placement on that
+    (no difference)."""
+    source, back = scratch_pair
+    config = _config(tmp_path, store.conf.placement_database.connection)
+    proc, endpoint = _served_on(placement_venv,
+                                _placement_url(engine_name, source),
+                                cloud.random_cloud(seed),
+                                tmp_path / "source.log")
+    try:
+        assert manage.main(config + ["placement", "import", "--from",
+                                     source]) == 0
+        capsys.readouterr()
+        first = _verify_no_difference(config, endpoint, engine_name, capsys)
+    finally:
+        proc.kill()
+        proc.wait()
+    _placement_manage_db_sync(placement_venv,
+                              _placement_url(engine_name, back), tmp_path)
+    assert manage.main(config + ["placement", "export", "--to", back]) == 0
+    capsys.readouterr()
+    proc, endpoint = _served_on(placement_venv,
+                                _placement_url(engine_name, back), [],
+                                tmp_path / "back.log")
+    try:
+        last = _verify_no_difference(config, endpoint, engine_name, capsys)
+    finally:
+        proc.kill()
+        proc.wait()
+    # Both verifies asked as many questions: the same cloud.
+    assert first.split()[1] == last.split()[1]
