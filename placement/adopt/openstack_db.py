@@ -103,6 +103,13 @@ def check(snapshot):
     """Every problem that would stop the import, as 'table key: what'
     lines (empty: none)."""
     problems = []
+    known = set(orc.STANDARDS)
+    for rc in snapshot["resource_classes"]:
+        name = rc["name"]
+        if not name.startswith("CUSTOM_") and name not in known:
+            problems.append(f"resource_classes {name}: a standard class "
+                            f"this gantt's os-resource-classes does not "
+                            f"know (upgrade it first)")
     rcs = class_names(snapshot)
     providers = {r["id"]: r for r in snapshot["resource_providers"]}
     uuid_of = {i: r["uuid"] for i, r in providers.items()}
