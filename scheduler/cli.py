@@ -57,6 +57,15 @@ def run(conf):
         ids = ([str(uuid.uuid4()) for _ in range(spec.num_instances)]
                if args.claim else None)
         decision = scheduler.schedule(spec, ids, explain=args.explain)
+    except errors.NoValidHost as exc:
+        if exc.explain is not None:
+            # Why, before the one line the command fails with.
+            if args.format == "json":
+                print(json.dumps({"instances": [], "explain": exc.explain},
+                                 indent=2, sort_keys=True))
+            else:
+                print(render({"instances": [], "explain": exc.explain}))
+        raise
     finally:
         scheduler.close()
     out = {"instances": [
@@ -85,14 +94,30 @@ def render(out):
     explain = out.get("explain")
     if explain:
         lines.append(f"query: {explain.get('query', '(none: rebuild)')}")
+        if "candidates" in explain:
+            lines.append(f"placement candidates: {explain['candidates']}")
+        if explain.get("short_of"):
+            lines.append("no provider has room for "
+                         + ", ".join(explain["short_of"]))
+        elif explain.get("candidates") == 0:
+            lines.append("each amount fits some provider alone: their "
+                         "combination, traits or aggregates leave none")
         for i, turn in enumerate(explain.get("instances", ()), 1):
             lines.append(f"instance {i}: {turn['candidate_hosts']} "
                          "candidate hosts")
+            if explain.get("candidates") and not turn["candidate_hosts"]:
+                lines.append("  no candidate is on a compute host the "
+                             "request allows (forced, ignored or requested "
+                             "hosts, cell)")
             for f in turn["filters"]:
                 lines.append(f"  {f['name']}: {f['before']} -> "
                              f"{f['after']}")
                 for host, why in sorted(f["rejected"].items()):
                     lines.append(f"    {host}: {why}")
+            emptied = next((f["name"] for f in turn["filters"]
+                            if f["before"] and not f["after"]), None)
+            if emptied:
+                lines.append(f"  {emptied} removed the last hosts")
             best = sorted(turn["weights"].items(), key=lambda kv: -kv[1])
             for host, weight in best[:10]:
                 lines.append(f"  weight {weight:10.4f}  {host}")

@@ -5,6 +5,8 @@ client, the commands) can name them without importing the scheduler
 itself.
 """
 
+from typing import Any
+
 from filters import base as filters_base
 
 
@@ -22,7 +24,11 @@ class InvalidRequestSpec(SchedulerError, ValueError):
 
 
 class NoValidHost(SchedulerError):
-    """No host can take (every instance of) the request."""
+    """No host can take (every instance of) the request. ``explain``:
+    what the request's stages found before it failed, when the caller
+    asked for an explanation (Scheduler.schedule's ``explain``)."""
+
+    explain: dict[str, Any] | None = None
 
 
 def from_filter(error: filters_base.RequestError) -> InvalidRequestSpec:

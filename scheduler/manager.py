@@ -177,7 +177,11 @@ class Scheduler:
                     now=self.clock(),
                     rebuild=spec.hint("_nova_check_type") == "rebuild"),
                 explain={} if explain else None)
-            return self.pipeline.run(state, alternates)
+            try:
+                return self.pipeline.run(state, alternates)
+            except errors.NoValidHost as exc:
+                exc.explain = state.explain
+                raise
 
     def _pinned(self) -> Any:
         if self._conn is None or self._conn.closed:

@@ -16,6 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from placement import errors as placement_errors
+from placement.candidates import request as cand
 from placement.candidates import result as result_mod
 from scheduler import errors, placement_port, resource_request
 from scheduler.pipeline import state as state_mod
@@ -79,6 +80,8 @@ class FindCandidates:
         if state.explain is not None:
             state.explain["query"] = query.query()
             state.explain["candidates"] = len(result)
+            if not len(result):
+                state.explain["short_of"] = self._short_of(query)
         host_rows = self.host_rows(result.anchors)
         state.candidates = result
         state.candidate_hosts = host_rows
@@ -96,6 +99,27 @@ class FindCandidates:
         except (placement_errors.ResourceClassNotFound,
                 placement_errors.TraitNotFound) as exc:
             raise errors.NoValidHost(f"no valid host: {exc}") from None
+
+    def _short_of(self, query: resource_request.ResourceRequest
+                  ) -> list[str]:
+        """For an explanation of no candidates: the amounts of the query
+        (``CLASS:N``) that no provider can give even alone, whatever the
+        traits, aggregates and trees asked. Empty when each could: then
+        it is their combination or the other constraints."""
+        short = []
+        for group in query.groups.values():
+            for rc, amount in sorted(group.resources.items()):
+                if not amount:
+                    continue
+                alone = cand.CandidatesRequest(groups=(cand.RequestGroup(
+                    resources={rc: amount}),), limit=1)
+                try:
+                    found = len(self.port.find(alone, sync=False))
+                except placement_errors.ResourceClassNotFound:
+                    found = 0
+                if not found:
+                    short.append(f"{rc}:{amount}")
+        return short
 
     def of_host(self, state: state_mod.RequestState,
                 row: int) -> result_mod.CandidateResult:

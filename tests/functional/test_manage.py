@@ -68,3 +68,46 @@ def test_console_script_runs(config):
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert "database at revision" in result.stdout
+
+
+def _schedule(config, tmp_path, spec, *extra):
+    """gantt-manage schedule as an operator runs it: a subprocess."""
+    path = tmp_path / "spec.json"
+    path.write_text(json.dumps(spec))
+    exe = pathlib.Path(sys.executable).parent / "gantt-manage"
+    return subprocess.run([str(exe)] + config + ["schedule", str(path),
+                                                 *extra],
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_explain_says_why_no_host_is_valid(config, tmp_path):
+    """--explain on a NoValidHost: the query, the candidates, the class
+    no provider has room for, each filter; then the one error line."""
+    assert manage.main(config + ["db", "sync"]) == 0
+    assert manage.main(config + ["cloud", "load", str(EXAMPLE)]) == 0
+    huge = {"flavor": {"name": "huge", "vcpus": 1, "memory_mb": 1048576,
+                       "root_gb": 10}}
+    done = _schedule(config, tmp_path, huge, "--explain")
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines() == [
+        "gantt-manage: no valid host for instance 1 of 1: 0 candidate "
+        "hosts"]
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("query: resources=DISK_GB:10,"
+                               "MEMORY_MB:1048576,VCPU:1")
+    assert lines[1:4] == ["placement candidates: 0",
+                          "no provider has room for MEMORY_MB:1048576",
+                          "instance 1: 0 candidate hosts"]
+    # Without --explain: the one line only.
+    done = _schedule(config, tmp_path, huge)
+    assert (done.returncode, done.stdout) == (1, "")
+    # Candidates, none of them a host the request allows.
+    gone = {"flavor": {"name": "s", "vcpus": 1, "memory_mb": 512,
+                       "root_gb": 1},
+            "ignore_hosts": ["compute-1", "compute-2", "compute-3"]}
+    done = _schedule(config, tmp_path, gone, "--explain", "--format",
+                     "json")
+    assert done.returncode == 1
+    explain = json.loads(done.stdout)["explain"]
+    assert explain["candidates"] > 0
+    assert explain["instances"][0]["candidate_hosts"] == 0
