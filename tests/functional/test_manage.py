@@ -111,3 +111,17 @@ def test_explain_says_why_no_host_is_valid(config, tmp_path):
     explain = json.loads(done.stdout)["explain"]
     assert explain["candidates"] > 0
     assert explain["instances"][0]["candidate_hosts"] == 0
+
+
+def test_the_example_spec_schedules_on_the_example_cloud(config, capsys):
+    """etc/examples/spec.json, as the operator guide shows it: two
+    servers of an anti-affinity group on two hosts."""
+    assert manage.main(config + ["db", "sync"]) == 0
+    assert manage.main(config + ["cloud", "load", str(EXAMPLE)]) == 0
+    capsys.readouterr()
+    spec = REPO / "etc/examples/spec.json"
+    assert manage.main(config + ["schedule", str(spec), "--format",
+                                 "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    hosts = [i["selections"][0]["service_host"] for i in out["instances"]]
+    assert len(hosts) == 2 and len(set(hosts)) == 2
