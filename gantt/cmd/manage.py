@@ -122,11 +122,11 @@ def placement_import(conf):
         return 0
     store = store_mod.Store.open(conf)
     pdb = conf.placement
-    done = importer.write(store, snapshot, replace=args.replace,
-                          incomplete_project=pdb.incomplete_consumer_project_id,
-                          incomplete_user=pdb.incomplete_consumer_user_id)
-    replaced = (f" (replacing {done.replaced_providers} providers)"
-                if done.replaced_providers else "")
+    count = importer.write(
+        store, snapshot, replace=args.replace,
+        incomplete_project=pdb.incomplete_consumer_project_id,
+        incomplete_user=pdb.incomplete_consumer_user_id)
+    replaced = f" (replacing {count} providers)" if count else ""
     print(f"imported{replaced}: {counts}")
     return 0
 
@@ -275,13 +275,8 @@ def main(argv=None):
     try:
         code = conf.command.run(conf)
     except (loader.CloudFileError, openstack_db.SourceError,
-            verify.VerifyError) as exc:
-        print(f"gantt-manage: {exc}", file=sys.stderr)
-        return 2
-    except importer.ImportRefused as exc:
-        print(f"gantt-manage: {exc.message}", file=sys.stderr)
-        return 2
-    except exporter.ExportRefused as exc:
+            verify.VerifyError, importer.ImportRefused,
+            exporter.ExportRefused) as exc:
         print(f"gantt-manage: {exc}", file=sys.stderr)
         return 2
     except (scheduler_cli.SpecFileError,

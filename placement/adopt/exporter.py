@@ -16,7 +16,6 @@ adds the standard classes' and traits' rows itself when it starts.
 import sqlalchemy as sa
 
 from placement.adopt import openstack_db
-from placement.db import engine as engine_mod
 from placement.db import tables
 
 _T = tables
@@ -39,11 +38,7 @@ def read_gantt(txn):
 def write(url, rows):
     """Write gantt's ``rows`` (read_gantt) into the empty OpenStack
     Placement database at ``url``. Returns {table: rows written}."""
-    try:
-        parsed = engine_mod.with_installed_driver(sa.make_url(url))
-    except sa.exc.ArgumentError:
-        raise openstack_db.SourceError(
-            f"--to: not a database URL: {url!r}") from None
+    parsed = openstack_db.database_url(url, "--to")
     engine = sa.create_engine(parsed)
     try:
         with engine.begin() as conn:
@@ -74,11 +69,6 @@ def _destination(conn):
     return meta
 
 
-def _ids(conn, table, key):
-    return {r[0]: r[1] for r in conn.execute(
-        sa.select(table.c[key], table.c.id))}
-
-
 def _write_all(conn, meta, rows):
     t = meta.tables
     written = {}
@@ -92,16 +82,16 @@ def _write_all(conn, meta, rows):
     # as placement numbers them). The standard ones are their index in
     # os-resource-classes on both sides; placement adds their rows itself
     # when it starts (on MySQL an explicit id 0 would not be kept).
-    have = set(_ids(conn, t["resource_classes"], "name"))
+    have = set(openstack_db.ids_by(conn, t["resource_classes"], "name"))
     insert("resource_classes", [
         {"id": r["id"], "name": r["name"], "created_at": r["created_at"]}
         for r in rows["resource_classes"]
         if r["id"] >= _T.MIN_CUSTOM_RESOURCE_CLASS_ID
         and r["name"] not in have])
-    have = _ids(conn, t["traits"], "name")
+    have = openstack_db.ids_by(conn, t["traits"], "name")
     insert("traits", [{"name": r["name"], "created_at": r["created_at"]}
                       for r in rows["traits"] if r["name"] not in have])
-    trait_ids = _ids(conn, t["traits"], "name")
+    trait_ids = openstack_db.ids_by(conn, t["traits"], "name")
     trait_of = {r["id"]: trait_ids[r["name"]] for r in rows["traits"]}
 
     providers = rows["resource_providers"]
@@ -109,7 +99,7 @@ def _write_all(conn, meta, rows):
         {"uuid": r["uuid"], "name": r["name"],
          "generation": r["generation"], "created_at": r["created_at"],
          "updated_at": r["updated_at"]} for r in providers])
-    by_uuid = _ids(conn, t["resource_providers"], "uuid")
+    by_uuid = openstack_db.ids_by(conn, t["resource_providers"], "uuid")
     rp_of = {r["id"]: by_uuid[r["uuid"]] for r in providers}
     rp = t["resource_providers"]
     if providers:
@@ -129,7 +119,7 @@ def _write_all(conn, meta, rows):
     insert("placement_aggregates", [
         {"uuid": r["uuid"], "created_at": r["created_at"]}
         for r in rows["placement_aggregates"]])
-    agg_ids = _ids(conn, t["placement_aggregates"], "uuid")
+    agg_ids = openstack_db.ids_by(conn, t["placement_aggregates"], "uuid")
     agg_of = {r["id"]: agg_ids[r["uuid"]]
               for r in rows["placement_aggregates"]}
     insert("resource_provider_aggregates", [
@@ -141,11 +131,13 @@ def _write_all(conn, meta, rows):
         {"resource_provider_id": rp_of[r["resource_provider_id"]],
          "trait_id": trait_of[r["trait_id"]], "created_at": r["created_at"]}
         for r in rows["resource_provider_traits"]])
-    _write_consumers(conn, t, rows, insert)
+    _write_consumers(conn, t, rows, insert, rp_of)
     return written
 
 
-def _write_consumers(conn, t, rows, insert):
+def _write_consumers(conn, t, rows, insert, rp_of):
+    """Projects, users, consumer types, consumers and allocations;
+    ``rp_of``: {gantt provider id: destination provider id}."""
     named = {}
     for name, key in (("projects", "external_id"), ("users", "external_id"),
                       ("consumer_types", "name")):
@@ -153,7 +145,7 @@ def _write_consumers(conn, t, rows, insert):
             continue
         insert(name, [{key: r[key], "created_at": r["created_at"]}
                       for r in rows[name]])
-        ids = _ids(conn, t[name], key)
+        ids = openstack_db.ids_by(conn, t[name], key)
         named[name] = {r["id"]: ids[r[key]] for r in rows[name]}
     has_types = "consumer_type_id" in t["consumers"].c
     consumers = []
@@ -169,10 +161,8 @@ def _write_consumers(conn, t, rows, insert):
         consumers.append(row)
     insert("consumers", consumers)
     uuid_of = {r["id"]: r["uuid"] for r in rows["consumers"]}
-    rp_uuid = {r["id"]: r["uuid"] for r in rows["resource_providers"]}
-    by_uuid = _ids(conn, t["resource_providers"], "uuid")
     insert("allocations", [
-        {"resource_provider_id": by_uuid[rp_uuid[r["resource_provider_id"]]],
+        {"resource_provider_id": rp_of[r["resource_provider_id"]],
          "consumer_id": uuid_of[r["consumer_id"]],
          "resource_class_id": r["resource_class_id"], "used": r["used"],
          "created_at": r["created_at"], "updated_at": r["updated_at"]}

@@ -15,8 +15,6 @@ provider index of every process sees the new state at its next sync,
 without a restart.
 """
 
-import dataclasses
-
 import sqlalchemy as sa
 
 from placement import errors
@@ -31,24 +29,13 @@ class ImportRefused(errors.PlacementError):
     """gantt's database holds providers and --replace was not given."""
 
 
-@dataclasses.dataclass
-class Summary:
-    """What an import wrote (or, dry, would write), by table."""
-
-    counts: dict
-    replaced_providers: int = 0
-
-
-def summary(snapshot):
-    return Summary(snapshot.counts())
-
-
 @store.writer
 def write(txn, snapshot, replace=False, incomplete_project=None,
           incomplete_user=None):
     """Write ``snapshot`` (checked: openstack_db.check found nothing)
     into the store. ImportRefused when providers exist and not
-    ``replace``; with it, gantt's placement state is emptied first."""
+    ``replace``; with it, gantt's placement state is emptied first.
+    Returns how many providers were replaced."""
     have = txn.scalar(sa.select(sa.func.count())
                       .select_from(_T.resource_providers))
     if have and not replace:
@@ -67,9 +54,7 @@ def write(txn, snapshot, replace=False, incomplete_project=None,
     _allocations(txn, snapshot, rp_ids, rc_ids, consumer_ids)
     txn.changes.providers |= set(rp_ids.values())
     txn.changes.catalog = True
-    result = summary(snapshot)
-    result.replaced_providers = have
-    return result
+    return have
 
 
 def _empty(txn):
@@ -91,18 +76,12 @@ def _empty(txn):
         _T.traits.c.name.startswith(traits.CUSTOM_PREFIX)))
 
 
-def _ids(txn, column_key, table):
-    """{key: id} of every row of ``table``."""
-    key = table.c[column_key]
-    return {r[0]: r[1] for r in txn.execute(sa.select(key, table.c.id))}
-
-
 def _resource_classes(txn, snapshot):
     """{source class id: gantt class id}."""
     names = openstack_db.class_names(snapshot)
     for row in snapshot["resource_classes"]:
         resource_classes.ensure(txn, row["name"])
-    gantt = _ids(txn, "name", _T.resource_classes)
+    gantt = openstack_db.ids_by(txn, _T.resource_classes, "name")
     return {source_id: gantt[name] for source_id, name in names.items()
             if name in gantt}
 
@@ -110,12 +89,12 @@ def _resource_classes(txn, snapshot):
 def _traits(txn, snapshot):
     """{source trait id: gantt trait id}. A standard trait the source's
     os-traits knows and gantt's does not is stored as it is."""
-    have = _ids(txn, "name", _T.traits)
+    have = openstack_db.ids_by(txn, _T.traits, "name")
     new = [{"name": r["name"], "created_at": txn.now}
            for r in snapshot["traits"] if r["name"] not in have]
     if new:
         txn.execute(_T.traits.insert(), new)
-        have = _ids(txn, "name", _T.traits)
+        have = openstack_db.ids_by(txn, _T.traits, "name")
     return {r["id"]: have[r["name"]] for r in snapshot["traits"]}
 
 
@@ -130,7 +109,7 @@ def _providers(txn, snapshot):
          "generation": r["generation"] or 0,
          "created_at": r.get("created_at") or txn.now,
          "updated_at": r.get("updated_at")} for r in rows])
-    by_uuid = _ids(txn, "uuid", _T.resource_providers)
+    by_uuid = openstack_db.ids_by(txn, _T.resource_providers, "uuid")
     ids = {r["id"]: by_uuid[r["uuid"]] for r in rows}
     rp = _T.resource_providers
     txn.execute(rp.update().where(rp.c.id == sa.bindparam("rp"))
@@ -160,12 +139,12 @@ def _inventories(txn, snapshot, rp_ids, rc_ids):
 def _links(txn, snapshot, rp_ids, trait_ids):
     aggs = snapshot["placement_aggregates"]
     if aggs:
-        have = _ids(txn, "uuid", _T.placement_aggregates)
+        have = openstack_db.ids_by(txn, _T.placement_aggregates, "uuid")
         new = [{"uuid": r["uuid"], "created_at": txn.now}
                for r in aggs if r["uuid"] not in have]
         if new:
             txn.execute(_T.placement_aggregates.insert(), new)
-        have = _ids(txn, "uuid", _T.placement_aggregates)
+        have = openstack_db.ids_by(txn, _T.placement_aggregates, "uuid")
         agg_ids = {r["id"]: have[r["uuid"]] for r in aggs}
         links = snapshot["resource_provider_aggregates"]
         if links:
@@ -184,12 +163,12 @@ def _links(txn, snapshot, rp_ids, trait_ids):
 def _named(txn, table, column, values):
     """{value: id} of ``table``'s rows for ``values``, created as
     needed."""
-    have = _ids(txn, column, table)
+    have = openstack_db.ids_by(txn, table, column)
     new = [{column: v, "created_at": txn.now}
            for v in sorted(set(values) - set(have))]
     if new:
         txn.execute(table.insert(), new)
-        have = _ids(txn, column, table)
+        have = openstack_db.ids_by(txn, table, column)
     return have
 
 
@@ -225,7 +204,7 @@ def _consumers(txn, snapshot, incomplete_project, incomplete_user):
          "consumer_type_id": type_ids.get(r["type"]),
          "generation": r["generation"],
          "created_at": r["created_at"] or txn.now} for r in rows])
-    return _ids(txn, "uuid", _T.consumers)
+    return openstack_db.ids_by(txn, _T.consumers, "uuid")
 
 
 def _allocations(txn, snapshot, rp_ids, rc_ids, consumer_ids):

@@ -49,13 +49,25 @@ class Snapshot:
         return {name: len(rows) for name, rows in sorted(self.rows.items())}
 
 
+def database_url(url, option):
+    """``url`` parsed, with a driver gantt has; SourceError naming
+    ``option`` (--from, --to) when it is no database URL."""
+    try:
+        return engine_mod.with_installed_driver(sa.make_url(url))
+    except sa.exc.ArgumentError:
+        raise SourceError(f"{option}: not a database URL: {url!r}") from None
+
+
+def ids_by(conn, table, key):
+    """{value of column ``key``: id} of every row of ``table``."""
+    return {r[0]: r[1] for r in conn.execute(
+        sa.select(table.c[key], table.c.id))}
+
+
 def read(url):
     """A Snapshot of the OpenStack Placement database at ``url`` (an
     SQLAlchemy URL), read in one consistent, read-only transaction."""
-    try:
-        parsed = engine_mod.with_installed_driver(sa.make_url(url))
-    except sa.exc.ArgumentError:
-        raise SourceError(f"--from: not a database URL: {url!r}") from None
+    parsed = database_url(url, "--from")
     options = {}
     if parsed.get_backend_name() != "sqlite":
         options["isolation_level"] = "REPEATABLE READ"

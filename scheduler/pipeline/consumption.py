@@ -25,10 +25,8 @@ class HostConsumption:
         """One instance of the request on ``row``."""
         spec = state.spec
         flavor = spec.flavor
-        disk_gb = flavor.ephemeral_gb + flavor.swap / 1024 + (
-            0 if spec.is_bfv else flavor.root_gb)
         self.table.consume(row, ram_mb=flavor.memory_mb,
-                           disk_mb=int(disk_gb * 1024), vcpus=flavor.vcpus)
+                           disk_mb=_disk_mb(spec), vcpus=flavor.vcpus)
         state.consumed.append(row)
         if spec.numa_topology is not None or spec.pci_requests:
             self._take_devices(state, row)
@@ -50,13 +48,20 @@ class HostConsumption:
     def give_back(self, state: state_mod.RequestState) -> None:
         """Everything the request's instances took so far."""
         flavor = state.spec.flavor
-        disk_gb = flavor.ephemeral_gb + flavor.swap / 1024 + (
-            0 if state.spec.is_bfv else flavor.root_gb)
         if state.consumed:
             self.table.consume(
                 state.consumed, ram_mb=-flavor.memory_mb,
-                disk_mb=-int(disk_gb * 1024), vcpus=-flavor.vcpus,
+                disk_mb=-_disk_mb(state.spec), vcpus=-flavor.vcpus,
                 instances=-1, io_ops=-1)
         for row, node in state.nodes_before.items():
             self.table.replace_node(row, node)
         state.nodes_before = {}
+
+
+def _disk_mb(spec: Any) -> int:
+    """The local disk an instance of ``spec`` takes: ephemeral and swap,
+    and the root disk unless it boots from a volume."""
+    flavor = spec.flavor
+    disk_gb = flavor.ephemeral_gb + flavor.swap / 1024 + (
+        0 if spec.is_bfv else flavor.root_gb)
+    return int(disk_gb * 1024)

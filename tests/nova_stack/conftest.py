@@ -31,7 +31,7 @@ TIMES = {}
 
 def _nova_venv():
     began = time.monotonic()
-    cached = install.is_complete(install.venv_dir())
+    cached = install.PEER.is_complete()
     try:
         venv = install.nova_venv()
     except Exception as exc:  # pip, network, disk: all the same here
