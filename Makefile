@@ -5,8 +5,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-gantt
-STATE ?= .state
-export OS_DEFAULT__STATE_PATH ?= $(abspath $(STATE))
+STATE := .state
 
 .PHONY: run demo test lint install clean sample-config
 
@@ -33,18 +32,20 @@ run: $(STAMP)
 		--workload $(SIM)/workload.yaml --config-file $(SIM)/spread.conf \
 		--out $(STATE)/simulation-report
 
-# The RPC demo: load the example cloud into an SQLite file in $(STATE)
-# (including a few allocations made through the atomic claim path), print
-# providers, capacity and usage; then start gantt-scheduler in the
-# background, send it a handful of select_destinations calls through the
-# conductor client, print the Selections with their alternates and stop
-# it cleanly.
+# The RPC demo: load the example cloud into the database of
+# etc/examples/demo.conf (.state/placement.sqlite; including a few
+# allocations made through the atomic claim path), print providers,
+# capacity and usage; then start gantt-scheduler in the background, send
+# it a handful of select_destinations calls through the conductor client,
+# print the Selections with their alternates and stop it cleanly. Every
+# command names the config: nothing is set behind the user's back.
+DEMO_CONF := etc/examples/demo.conf
 demo: $(STAMP)
 	rm -f $(STATE)/placement.sqlite*
-	$(BIN)/gantt-manage db sync
-	$(BIN)/gantt-manage cloud load etc/examples/cluster.yaml
-	$(BIN)/gantt-manage cloud show
-	$(BIN)/python -m rpc.demo
+	$(BIN)/gantt-manage --config-file $(DEMO_CONF) db sync
+	$(BIN)/gantt-manage --config-file $(DEMO_CONF) cloud load etc/examples/cluster.yaml
+	$(BIN)/gantt-manage --config-file $(DEMO_CONF) cloud show
+	$(BIN)/python -m rpc.demo --config-file $(DEMO_CONF)
 
 # mypy checks the modules listed in pyproject.toml ([tool.mypy] files:
 # the public interfaces, as their type hints are completed).

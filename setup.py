@@ -38,7 +38,8 @@ SAMPLES = ("etc/gantt.conf.sample", "etc/policy.yaml.sample")
 
 def _data_files():
     files = list(SAMPLES)
-    for path in sorted(glob.glob("etc/examples/**/*", recursive=True)):
+    for path in sorted(glob.glob("etc/examples/**/*", recursive=True)
+                       + glob.glob("etc/systemd/*")):
         if os.path.isfile(path):
             files.append(path)
     by_dir = {}
@@ -51,6 +52,9 @@ INSTALL_REQUIRES = [
     "oslo.config>=9.0,<11",
     "oslo.log>=5.0,<9",
     "oslo.messaging>=14.0,<19",
+    # oslo.service's threading backend (rpc/__init__.py): without it
+    # oslo.messaging loads the eventlet one, deprecated, on every start.
+    "oslo.service[threading]>=4.1,<5",
     "oslo.policy>=4.0,<7",
     "kombu>=5.3,<6",
     "SQLAlchemy>=2.0,<2.2",
@@ -79,6 +83,8 @@ EXTRAS_REQUIRE = {
     # imports them. The services and gantt-manage run without.
     "simulate": [
         "matplotlib>=3.7,<4",
+        # report.html's interactive plots (plotly.js inline)
+        "plotly>=5.5,<8",
         "tqdm>=4.60,<5",
     ],
     "test": [
@@ -93,6 +99,15 @@ EXTRAS_REQUIRE = {
         "python-openstackclient>=7.0,<11",
         "osc-placement>=4.0,<5",
         "openstacksdk>=3.0,<5",
+    ],
+    # Reading a running placement service as OpenStack clients do:
+    # clouds.yaml, OS_CLOUD and the OS_* variables, a keystoneauth
+    # session (placement/adopt/cloud_auth.py; gantt-simulate
+    # --from-placement, gantt-manage placement verify). A raw --token
+    # with a URL needs neither.
+    "openstack": [
+        "openstacksdk>=3.0,<5",
+        "keystoneauth1>=5.1,<6",
     ],
     "postgres": ["psycopg[binary]>=3.1,<4"],
     "mysql": ["PyMySQL>=1.1,<2"],
@@ -122,7 +137,8 @@ setup(
     package_dir={"": "."},
     packages=_packages(),
     include_package_data=True,
-    package_data={"placement.db.alembic": ["*.mako"]},
+    package_data={"placement.db.alembic": ["*.mako"],
+                  "placement": ["conf_peers.json"]},
     data_files=_data_files(),
     install_requires=INSTALL_REQUIRES,
     extras_require=EXTRAS_REQUIRE,
@@ -140,7 +156,7 @@ setup(
             "gantt = placement.conf:list_opts",
             "gantt.scheduler.hosts = scheduler.host_options:list_opts",
             "gantt.scheduler = scheduler.conf:list_opts",
-            "gantt.rpc = rpc.conf:list_opts",
+            "gantt.rpc = rpc.options:list_opts",
         ],
         "oslo.config.opts.defaults": [
             "gantt.rpc = rpc.conf:set_sample_defaults",

@@ -26,6 +26,14 @@ DEFAULT_OPTS = [
              "says otherwise). Created when missing."),
 ]
 
+# A command line option of every command (placement.config_check), also
+# read from [DEFAULT].
+STRICT_OPT = cfg.BoolOpt(
+    "strict", default=False,
+    help="Stop with an error (exit status 2) when a config file has an "
+         "option or section gantt does not know in a section gantt reads, "
+         "rather than warning and going on.")
+
 DATABASE_OPTS = [
     cfg.StrOpt(
         "connection",
@@ -243,7 +251,7 @@ def register_opts(conf):
 def list_opts():
     """Options for oslo-config-generator."""
     return [
-        ("DEFAULT", DEFAULT_OPTS),
+        ("DEFAULT", [*DEFAULT_OPTS, STRICT_OPT]),
         ("placement_database", DATABASE_OPTS),
         ("placement", PLACEMENT_OPTS),
         ("api", API_OPTS),
@@ -270,3 +278,26 @@ def database_url(conf):
     os.makedirs(state, exist_ok=True)
     return "sqlite:///" + os.path.join(os.path.abspath(state),
                                        "placement.sqlite")
+
+
+def version():
+    """gantt's installed version ("unknown" when run from a tree that
+    was never installed)."""
+    from importlib import metadata
+    try:
+        return metadata.version("gantt")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def startup_summary(conf):
+    """What a service says it runs with when it starts: its version, the
+    config files it read and its database (password hidden)."""
+    from sqlalchemy.engine import make_url
+    files = ", ".join(conf.config_file or ()) or "none"
+    try:
+        database = make_url(database_url(conf)).render_as_string(
+            hide_password=True)
+    except Exception:  # noqa: BLE001 - a URL the store will refuse
+        database = "(unparsable URL)"
+    return f"version {version()}, config files: {files}, database {database}"

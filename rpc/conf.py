@@ -14,55 +14,19 @@ globals):
 """
 
 import importlib
+import logging as std_logging
 import os
-import socket
 
 import oslo_messaging
 from oslo_config import cfg
 from oslo_messaging import opts as messaging_opts
 
+from rpc import options, recorder
+from rpc.options import DEFAULT_OPTS, SCHEDULER_OPTS
+
 IN_PROCESS_TRANSPORT_URL = "kombu+memory:////"
 DEFAULT_CONTROL_EXCHANGE = "nova"
-DEFAULT_TOPIC = "scheduler"
 RABBIT_GROUP = "oslo_messaging_rabbit"
-
-DEFAULT_OPTS = [
-    cfg.StrOpt(
-        "host",
-        default=socket.gethostname(),
-        sample_default="<current_hostname>",
-        help="Name of this scheduler service: its RPC server name, so "
-             "that a caller can address one scheduler (topic.host) rather "
-             "than any of them. Must be unique among the schedulers on one "
-             "broker and exchange."),
-    cfg.IntOpt(
-        "graceful_shutdown_timeout",
-        default=60,
-        min=0,
-        help="Seconds gantt-scheduler waits, after SIGTERM or SIGINT, for "
-             "the calls it is handling to finish before it exits anyway. "
-             "0 waits as long as they take."),
-]
-
-SCHEDULER_OPTS = [
-    cfg.IntOpt(
-        "workers",
-        min=1,
-        sample_default="<number of CPUs>",
-        help="gantt-scheduler processes. Each has its own broker "
-             "connection, database pool and in-memory host state, and "
-             "takes its share of the calls from the common queue; every "
-             "one receives the fanout casts. Unset means the number of "
-             "CPUs. With the in-process transport (kombu+memory) there is "
-             "always one."),
-    cfg.StrOpt(
-        "topic",
-        default=DEFAULT_TOPIC,
-        help="RPC topic the scheduler listens on (Nova's conductors call "
-             "'scheduler'). A different topic keeps separate scheduler "
-             "deployments, or test runs, on one broker apart: the topic "
-             "names the queues, whatever the exchange."),
-]
 
 
 def _messaging_opt_lists():
@@ -88,6 +52,7 @@ def register_opts(conf):
     (a private ConfigOpts); registering twice is harmless."""
     conf.register_opts(DEFAULT_OPTS)
     conf.register_opts(SCHEDULER_OPTS, group="scheduler")
+    recorder.register_opts(conf)
     for group, opts in _messaging_opt_lists():
         conf.register_opts(opts, group=group)
     conf.set_default("transport_url", IN_PROCESS_TRANSPORT_URL)
@@ -95,10 +60,8 @@ def register_opts(conf):
 
 
 def list_opts():
-    """gantt's own options, for oslo-config-generator (oslo.messaging's
-    come from its namespace, with our defaults set by
-    :func:`set_sample_defaults`)."""
-    return [("DEFAULT", DEFAULT_OPTS), ("scheduler", SCHEDULER_OPTS)]
+    """gantt's own options (rpc/options.py)."""
+    return options.list_opts()
 
 
 def set_sample_defaults():
@@ -132,9 +95,25 @@ def get_transport(conf, allowed_remote_exmods=None):
                 conf.register_opts(opts, group=group)
         conf.set_default("heartbeat_timeout_threshold", 0,
                          group=RABBIT_GROUP)
+        _quiet_missing_hostname()
     return oslo_messaging.get_rpc_transport(
         conf, url=transport_url(conf),
         allowed_remote_exmods=allowed_remote_exmods)
+
+
+class _NoHostnameFilter(std_logging.Filter):
+    """Drops kombu's "No hostname was supplied" warning: the in-process
+    broker has no host, and each of its connections would say so."""
+
+    def filter(self, record):
+        return not record.getMessage().startswith("No hostname was supplied")
+
+
+_NO_HOSTNAME = _NoHostnameFilter()
+
+
+def _quiet_missing_hostname():
+    std_logging.getLogger("kombu.connection").addFilter(_NO_HOSTNAME)
 
 
 def worker_count(conf):

@@ -17,8 +17,10 @@ writes the same values; each process's host state table then catches up
 from the database's change log before its next request.
 """
 
+import contextlib
 import datetime
 import functools
+import threading
 import uuid as uuidlib
 
 import oslo_messaging
@@ -28,6 +30,7 @@ from oslo_messaging.rpc import server as om_rpc_server
 
 from rpc import conf as rpc_conf
 from rpc import errors
+from rpc import recorder as recorder_mod
 from rpc import serializer as serializer_mod
 from scheduler import errors as scheduler_errors
 from scheduler import host_records, host_tables, host_updates
@@ -52,11 +55,17 @@ class SchedulerEndpoint:
 
     target = oslo_messaging.Target(version="4.5")
 
-    def __init__(self, scheduler):
+    def __init__(self, scheduler, recorder=None):
         self._scheduler = scheduler
         # Where the fanout casts go: gantt's host records, or the host
         # state in memory when it follows Nova's databases.
         self._updates = host_updates.for_table(scheduler.table)
+        # [recording]: the requests served and the deletes learnt of.
+        self._recorder = recorder
+        # The scheduler decides one request at a time; recording under
+        # a lock of our own keeps the trace in the order it decided.
+        self._decisions_in_order = (threading.Lock() if recorder
+                                    else contextlib.nullcontext())
 
     # -- calls ------------------------------------------------------------
 
@@ -73,18 +82,33 @@ class SchedulerEndpoint:
         uuids = _instance_uuids(instance_uuids)
         LOG.debug("select_destinations for instances %s (request %s)",
                   uuids, _request_id(ctxt))
+        with self._decisions_in_order:
+            try:
+                selections = self._scheduler.select_destinations(
+                    ctxt, spec, uuids, return_objects=bool(return_objects),
+                    return_alternates=bool(return_alternates))
+            except scheduler_errors.NoValidHost as exc:
+                LOG.info("No valid host (request %s): %s",
+                         _request_id(ctxt), exc.message)
+                self._record(ctxt, spec, uuids, error=exc.message)
+                raise errors.NoValidHost(reason=exc.message) from None
+            except scheduler_errors.SchedulerError as exc:
+                # A bad spec, or instances that hold allocations already:
+                # the caller's to fix, not a server fault.
+                raise _invalid(exc.message) from None
+            self._record(ctxt, spec, uuids, selections=selections)
+        return selections
+
+    def _record(self, ctxt, spec, uuids, selections=None, error=None):
+        if self._recorder is None:
+            return
         try:
-            return self._scheduler.select_destinations(
-                ctxt, spec, uuids, return_objects=bool(return_objects),
-                return_alternates=bool(return_alternates))
-        except scheduler_errors.NoValidHost as exc:
-            LOG.info("No valid host (request %s): %s", _request_id(ctxt),
-                     exc.message)
-            raise errors.NoValidHost(reason=exc.message) from None
-        except scheduler_errors.SchedulerError as exc:
-            # A bad spec, or instances that hold allocations already: the
-            # caller's to fix, not a server fault.
-            raise _invalid(exc.message) from None
+            self._recorder.request(spec, uuids, selections=selections,
+                                   error=error,
+                                   request_id=_request_id(ctxt))
+        except Exception:
+            # No trace line is worth a failed request.
+            LOG.exception("Could not record request %s", _request_id(ctxt))
 
     # -- fanout casts -------------------------------------------------------
 
@@ -109,9 +133,13 @@ class SchedulerEndpoint:
                        _as_list(instance_info)))
 
     def delete_instance_info(self, ctxt, host_name, instance_uuid):
-        self._cast("delete_instance_info",
-                   lambda uuid: self._updates.delete_instance_info(
-                       host_name, uuid),
+        """An instance deleted (Nova's computes send it with
+        [filter_scheduler] track_instance_changes, the default)."""
+        def apply(uuid):
+            self._updates.delete_instance_info(host_name, uuid)
+            if self._recorder is not None:
+                self._recorder.deleted(uuid, host_name)
+        self._cast("delete_instance_info", apply,
                    lambda: _host(host_name) and host_records.check_uuid(
                        instance_uuid, "instance uuid"))
 
@@ -124,9 +152,12 @@ class SchedulerEndpoint:
                     "instance_uuids: expected a list of uuids")
             return [host_records.check_uuid(u, "instance uuid")
                     for u in instance_uuids]
-        self._cast("sync_instance_info",
-                   lambda uuids: self._updates.sync_instance_info(
-                       host_name, uuids), check)
+        def apply(uuids):
+            self._updates.sync_instance_info(host_name, uuids)
+            if self._recorder is not None:
+                # A delete whose delete_instance_info was lost.
+                self._recorder.synced(host_name, uuids)
+        self._cast("sync_instance_info", apply, check)
 
     def _cast(self, method, apply, check):
         """Apply a cast: all of it, or (bad input, logged) none of it."""
@@ -385,8 +416,8 @@ def _decoded(decode, *args):
             raise oslo_messaging.ExpectedException() from None
 
 
-def endpoints(scheduler):
-    return [SchedulerEndpoint(scheduler), BaseEndpoint(),
+def endpoints(scheduler, recorder=None):
+    return [SchedulerEndpoint(scheduler, recorder), BaseEndpoint(),
             HostInfoEndpoint(scheduler.store)]
 
 
@@ -402,9 +433,10 @@ class _CastsInOrder:
     (messages that expect no reply) to one thread of their own, in the
     order they were submitted."""
 
-    def __init__(self, pool_cls, max_workers):
+    def __init__(self, pool_cls, max_workers, on_shutdown=None):
         self._calls = pool_cls(max_workers=max_workers)
         self._casts = pool_cls(max_workers=1)
+        self._on_shutdown = on_shutdown
 
     def submit(self, fn, incoming, *args, **kwargs):
         message = incoming[0] if isinstance(incoming, list) else incoming
@@ -414,6 +446,8 @@ class _CastsInOrder:
     def shutdown(self, wait=True):
         self._casts.shutdown(wait=wait)
         self._calls.shutdown(wait=wait)
+        if self._on_shutdown is not None:
+            self._on_shutdown()
 
 
 def _expects_reply(message):
@@ -436,23 +470,36 @@ class OrderedCastsServer(om_rpc_server.RPCServer):
     order, so one thread for the casts keeps it; calls still share the
     pool."""
 
+    # The trace of [recording], written out when the server's last
+    # call and cast are over (wait()).
+    recorder = None
+
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self._executor_cls = functools.partial(_CastsInOrder,
-                                               self._executor_cls)
+        self._executor_cls = functools.partial(
+            _CastsInOrder, self._executor_cls,
+            on_shutdown=self._handled_all)
+
+    def _handled_all(self):
+        if self.recorder is not None:
+            self.recorder.close()
 
 
 def build_server(conf, scheduler, transport=None):
     """An oslo.messaging RPC server for ``scheduler`` (threading executor,
     casts in order, Nova serializer); not started. Without
     ``transport``, one is made from ``conf`` (the caller cleans it up:
-    ``server.transport``)."""
+    ``server.transport``). With ``[recording] enabled``, it records what
+    it serves until it has stopped (``server.recorder``)."""
     rpc_conf.register_opts(conf)
+    recorder = recorder_mod.from_conf(conf, rpc_conf.worker_count(conf))
     if transport is None:
         transport = rpc_conf.get_transport(conf)
     # No executor argument: oslo.messaging picks threading unless
     # eventlet has monkey-patched the process (passing it is deprecated).
-    return oslo_messaging.get_rpc_server(
-        transport, target(conf), endpoints(scheduler),
+    server = oslo_messaging.get_rpc_server(
+        transport, target(conf), endpoints(scheduler, recorder),
         serializer=_ServerSerializer(serializer_mod.NovaSerializer()),
         server_cls=OrderedCastsServer)
+    server.recorder = recorder
+    return server

@@ -28,12 +28,15 @@ import oslo_messaging
 from oslo_config import cfg
 from oslo_log import log as logging
 
+from placement import command_errors, config_check
 from placement import conf as placement_conf
 from placement.db import store as store_mod
 from rpc import conf as rpc_conf
+from rpc import recorder
 from rpc import server as server_mod
 from scheduler import conf as scheduler_conf
-from scheduler import host_options, host_updates, manager
+from scheduler import errors as scheduler_errors
+from scheduler import framework, host_options, host_updates, manager
 
 LOG = logging.getLogger("rpc.service")
 
@@ -52,6 +55,7 @@ def build_conf(argv):
     logging.register_options(conf)
     logging.set_defaults(default_log_levels=(
         logging.get_default_log_levels() + ["alembic=WARN"]))
+    config_check.register(conf)
     conf(argv, project="gantt", prog=PROG)
     return conf
 
@@ -127,9 +131,10 @@ def serve(conf, stop):
             server = server_mod.build_server(conf, scheduler, transport)
             server.start()
             started = True
-            LOG.info("%s ready: topic=%s, server=%s, exchange=%s, pid=%d",
-                     PROG, conf.scheduler.topic, conf.host,
-                     conf.control_exchange, os.getpid())
+            LOG.info("%s ready: topic=%s, server=%s, exchange=%s, pid=%d; "
+                     "%s", PROG, conf.scheduler.topic, conf.host,
+                     conf.control_exchange, os.getpid(),
+                     placement_conf.startup_summary(conf))
             stop.wait()
         except _Stopped:
             if not started:
@@ -255,16 +260,31 @@ def _check_transport(conf):
         raise cfg.Error(f"[DEFAULT] transport_url: {exc}") from None
 
 
+def _warn(line):
+    print(f"{PROG}: {line}", file=sys.stderr)
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     try:
         conf = build_conf(argv)
+        config_check.check(conf, _warn)
         _check_transport(conf)
         _check_host_source(conf)
-    except cfg.Error as exc:
+        recorder.check_conf(conf)
+        # Filter and weigher names, before any worker starts.
+        framework.enabled_filters(conf)
+        framework.enabled_weighers(conf)
+    except (cfg.Error, scheduler_errors.ConfigError) as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)
         return 2
     logging.setup(conf, "gantt")
+    return command_errors.run(PROG, lambda: start(conf), debug=conf.debug,
+                              failures=(host_updates.SourceError,))
+
+
+def start(conf):
+    """Run the service (its workers) once the config is known good."""
     workers = rpc_conf.worker_count(conf)
     if rpc_conf.in_process(conf):
         LOG.warning("[DEFAULT] transport_url is the in-process transport "
@@ -272,20 +292,13 @@ def main(argv=None):
                     "it to the broker Nova uses, e.g. "
                     "rabbit://user:password@host:5672/",
                     rpc_conf.IN_PROCESS_TRANSPORT_URL)
-    try:
-        # Bring the schema up to date once, before any worker connects.
-        store_mod.Store.open(conf).dispose()
-        # And see that the host state source answers, once.
-        host_updates.check_source(conf)
-        if workers == 1:
-            return run(conf)
-        return supervise(conf, workers)
-    except host_updates.SourceError as exc:
-        LOG.error("%s: %s", PROG, exc)
-        return 1
-    except Exception:
-        LOG.exception("%s failed", PROG)
-        return 1
+    # Bring the schema up to date once, before any worker connects.
+    store_mod.Store.open(conf).dispose()
+    # And see that the host state source answers, once.
+    host_updates.check_source(conf)
+    if workers == 1:
+        return run(conf)
+    return supervise(conf, workers)
 
 
 if __name__ == "__main__":

@@ -51,9 +51,13 @@ def _read(path):
 def run(conf):
     args = conf.command
     data = _read(args.spec)
-    scheduler = manager.Scheduler(conf)
     try:
         spec = manager.request_spec.RequestSpec.from_dict(data)
+    except errors.InvalidRequestSpec as exc:
+        # The message starts with the field at fault: name the file too.
+        raise SpecFileError(f"{args.spec}: {exc.message}") from None
+    scheduler = manager.Scheduler(conf)
+    try:
         ids = ([str(uuid.uuid4()) for _ in range(spec.num_instances)]
                if args.claim else None)
         decision = scheduler.schedule(spec, ids, explain=args.explain)

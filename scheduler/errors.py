@@ -18,6 +18,11 @@ class SchedulerError(Exception):
         self.message = message
 
 
+class ConfigError(SchedulerError):
+    """An option names something the scheduler cannot use (a filter or
+    weigher that is not installed): the operator's to fix."""
+
+
 class InvalidRequestSpec(SchedulerError, ValueError):
     """A request spec that cannot be scheduled as given; the message
     starts with the path of the field at fault."""

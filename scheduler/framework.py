@@ -80,16 +80,17 @@ class Registry:
 
     def filter_chain(self, conf: Any) -> FilterChain:
         """The filters of ``[filter_scheduler] enabled_filters``, in
-        order; an unknown name raises SchedulerError."""
+        order; an unknown name raises errors.ConfigError."""
         return FilterChain(_instances(
-            "filter", self.filters, conf.filter_scheduler.enabled_filters,
-            conf))
+            "filter", "enabled_filters", self.filters,
+            conf.filter_scheduler.enabled_filters, conf))
 
     def weigher_chain(self, conf: Any) -> WeigherChain:
         """The weighers of ``[filter_scheduler] weight_classes``, in
-        order; an unknown name raises SchedulerError."""
+        order; an unknown name raises errors.ConfigError."""
         return WeigherChain(_instances(
-            "weigher", self.weighers, self.weigher_names(conf), conf))
+            "weigher", "weight_classes", self.weighers,
+            self.weigher_names(conf), conf))
 
     def weigher_names(self, conf: Any) -> list[str]:
         """Weigher names of ``[filter_scheduler] weight_classes``, "all"
@@ -107,14 +108,16 @@ class Registry:
         return list(dict.fromkeys(wanted))
 
 
-def _instances(kind: str, known: Mapping[str, type[Plugin]],
+def _instances(kind: str, option: str, known: Mapping[str, type[Plugin]],
                names: Sequence[str], conf: Any) -> list[Plugin]:
     """Instances of the classes called ``names``, in that order; an
-    unknown name is an error that lists the known ones."""
+    unknown name is an error that names the option and lists the known
+    ones."""
     missing = [n for n in names if n not in known]
     if missing:
-        raise errors.SchedulerError(
-            f"unknown {kind} {', '.join(missing)}; known: "
+        raise errors.ConfigError(
+            f"[filter_scheduler] {option}: unknown {kind} "
+            f"{', '.join(missing)}; known: "
             f"{', '.join(sorted(known))}")
     return [known[n](conf) for n in names]
 

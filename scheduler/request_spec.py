@@ -200,7 +200,31 @@ def _validation_error(data):
     if error is None:
         return None
     where = ".".join(str(p) for p in error.absolute_path) or "spec"
-    return f"{where}: {error.message}"
+    message = error.message
+    if error.validator in ("anyOf", "oneOf"):
+        # jsonschema says "not valid under any of the given schemas":
+        # say what the choices were instead.
+        choices = " or ".join(_expected(s) for s in error.validator_value)
+        message = f"{error.instance!r} is not {choices}"
+    return f"{where}: {message}"
+
+
+_TYPE_NAMES = {"object": "an object", "array": "a list", "string": "a string",
+               "integer": "an integer", "number": "a number",
+               "boolean": "true or false", "null": "null"}
+
+
+def _expected(schema):
+    """What a value valid under ``schema`` is, in words."""
+    if "enum" in schema:
+        return "one of " + ", ".join(repr(v) for v in schema["enum"])
+    if "format" in schema:
+        return f"a {schema['format']}"
+    kinds = schema.get("type")
+    if kinds is None:
+        return "a valid value"
+    kinds = [kinds] if isinstance(kinds, str) else kinds
+    return " or ".join(_TYPE_NAMES.get(k, k) for k in kinds)
 
 
 @dataclasses.dataclass(frozen=True)

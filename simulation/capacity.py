@@ -18,6 +18,7 @@ import dataclasses
 
 import numpy as np
 
+from cloudfile.loader import stable_uuid
 from scheduler import request_spec, resource_request
 
 # Float capacity ((total - reserved) x ratio) against integer usage.
@@ -36,6 +37,17 @@ def flavor_resources(flavor, conf, table):
             if amount:
                 out[rc] = out.get(rc, 0) + amount
     return out
+
+
+def cell_name(cell_uuid):
+    """A cell's name where the cloud file made its uuid from one of the
+    usual names (a template's cell-1, cell-2, ...; cell1, cell2, ...):
+    uuids say little to a reader. Its uuid otherwise."""
+    for n in range(1, 65):
+        for name in (f"cell-{n}", f"cell{n}"):
+            if stable_uuid("cell", name) == cell_uuid:
+                return name
+    return cell_uuid
 
 
 @dataclasses.dataclass
@@ -72,6 +84,7 @@ class CloudView:
                 lambda txn: [txn.catalog.rc_name(txn, rc)
                              for rc in index.col_rc])
         self.col = {name: c for c, name in enumerate(self.names)}
+        self._taking = {}
 
     @property
     def size(self):
@@ -100,12 +113,31 @@ class CloudView:
                 out[rc] = (self._per_host(cap), self._per_host(used))
         return out
 
-    def utilisation(self):
-        """{class: used / capacity} over the compute trees."""
+    def utilisation(self, usage=None):
+        """{class: used / capacity} over the compute trees (of
+        ``usage``, a host_usage() read once for several figures)."""
         out = {}
-        for rc, (cap, used) in self.host_usage().items():
+        for rc, (cap, used) in (usage or self.host_usage()).items():
             total = float(cap.sum())
             out[rc] = float(used.sum()) / total if total else 0.0
+        return out
+
+    def group_utilisation(self, masks, usage=None):
+        """{label: {class: used / capacity}} over the hosts of each
+        mask of ``masks`` ({label: host mask}); a class the group has
+        no capacity of is left out."""
+        usage = usage or self.host_usage()
+        labels = list(masks)
+        if not labels:
+            return {}
+        member = np.vstack([masks[label] for label in labels]).astype(float)
+        out = {label: {} for label in labels}
+        for rc, (cap, used) in usage.items():
+            caps, useds = member @ cap, member @ used
+            for label, c, u in zip(labels, caps.tolist(), useds.tolist(),
+                                   strict=True):
+                if c > 0:
+                    out[label][rc] = u / c
         return out
 
     def totals(self):
@@ -114,16 +146,30 @@ class CloudView:
                 for rc, (cap, used) in self.host_usage().items()}
 
     def _fits_rows(self, rows, rc, amount):
-        idx = self.index
         c = self.col.get(rc)
-        if c is None:
+        if c is None or not len(rows):
             return np.zeros(len(rows))
-        has = idx.has_inv[rows, c]
-        free = idx.cap[rows, c] - idx.used[rows, c]
-        ok = has & (amount >= idx.min_unit[rows, c]) & (
-            amount <= idx.max_unit[rows, c]) & (
-            amount % np.maximum(idx.step[rows, c], 1) == 0)
+        ok, cap = self._takes(rows, c, amount)
+        free = cap - self.index.used[rows, c]
         return np.where(ok, np.floor((free + _EPSILON) / amount), 0.0)
+
+    def _takes(self, rows, c, amount):
+        """(whether each provider of ``rows`` takes ``amount`` of column
+        ``c`` at all, its capacity). Inventories stay put like the trees
+        (only usage moves), so this is worked out once per amount: a
+        simulation asks it at every NoValidHost."""
+        which = ("trees" if rows is self.rows else
+                 "sharing" if rows is self.sharing_rows else None)
+        found = self._taking.get((which, c, amount))
+        if found is None:
+            idx = self.index
+            ok = idx.has_inv[rows, c] & (amount >= idx.min_unit[rows, c]) & (
+                amount <= idx.max_unit[rows, c]) & (
+                amount % np.maximum(idx.step[rows, c], 1) == 0)
+            found = (ok, idx.cap[rows, c])
+            if which is not None:
+                self._taking[(which, c, amount)] = found
+        return found
 
     def host_fits(self, resources):
         """(fits per host, {class: fits per host}, {class: sharing
@@ -163,16 +209,23 @@ class CloudView:
                 float(shared[rc].sum()) if pooled.any() else 0.0)
         own = mask & ~draws
         count = float(fits[own].sum())
+        binding = _Binding(by_class, totals)
+        binding.hosts(fits, own)
         if draws.any():
             drawn = fits[draws]
-            pool = min(float(shared[rc].sum()) for rc in shared)
-            count += min(float(drawn[np.isfinite(drawn)].sum())
-                         if np.isfinite(drawn).all() else pool, pool)
-        limiting = min(totals, key=lambda rc: (totals[rc], rc)) \
-            if totals else None
+            pool_rc = min(shared, key=lambda rc: (float(shared[rc].sum()),
+                                                  rc))
+            pool = float(shared[pool_rc].sum())
+            wanted = (float(drawn[np.isfinite(drawn)].sum())
+                      if np.isfinite(drawn).all() else pool)
+            if wanted < pool:
+                binding.hosts(fits, draws)
+            else:
+                binding.pool(pool_rc, pool)
+            count += min(wanted, pool)
         return Fit(hosts=int(mask.sum()), fits=int(count),
                    by_class={rc: int(v) for rc, v in totals.items()},
-                   limiting=limiting)
+                   limiting=binding.first())
 
     def stranded(self, flavors):
         """{class: (free, stranded)}: free capacity on hosts where no
@@ -197,15 +250,15 @@ class CloudView:
             out[rc] = used[has] / cap[has]
         return out
 
-    def groups(self):
-        """{label: host mask} per availability zone and per host
-        aggregate: "zone east", "aggregate rack-1"."""
+    def groups(self, cells=True):
+        """{label: host mask} per availability zone, per host aggregate
+        and (``cells``) per cell: "zone east", "aggregate rack-1",
+        "cell cell1"."""
         table = self.scheduler.table
         out = {}
         with table.lock:
-            zones = [table.zone(int(r)) for r in self.host_rows]
-            for zone in sorted(set(zones)):
-                out[f"zone {zone}"] = np.array([z == zone for z in zones])
+            for zone, mask in self.zone_masks().items():
+                out[f"zone {zone}"] = mask
             member = table.aggregates[self.host_rows]
             for col, record in enumerate(table.agg_records):
                 if record is None or col >= member.shape[1]:
@@ -213,4 +266,74 @@ class CloudView:
                 mask = member[:, col].astype(bool)
                 if mask.any():
                     out[f"aggregate {record.name or record.uuid}"] = mask
+            if cells:
+                codes = table.cell[self.host_rows]
+                for code in sorted(set(codes.tolist()) - {-1}):
+                    name = cell_name(table.cells.name(code))
+                    out[f"cell {name}"] = codes == code
         return out
+
+    def zone_masks(self):
+        """{zone: host mask}; a host in several zones is in each."""
+        table = self.scheduler.table
+        with table.lock:
+            zones = [table.zone(int(r)) or "" for r in self.host_rows]
+        names = sorted({z for joined in zones for z in joined.split(",")
+                        if z})
+        return {zone: np.array([zone in joined.split(",")
+                                for joined in zones], bool)
+                for zone in names}
+
+    def out_of_room(self, resources, mask=None, fitted=None):
+        """Why no host of ``mask`` takes one more of ``resources``: the
+        class that no room is left of on the most of those hosts (the
+        tie to the first name); None when some host has room for all."""
+        fits, by_class, shared = fitted or self.host_fits(resources)
+        if mask is None:
+            mask = np.ones(self.size, bool)
+        room = (self.group_fit(resources, mask, (fits, by_class, shared))
+                .fits if shared else (fits[mask] >= 1).any())
+        if room:
+            return None
+        full = {}
+        for rc, per_host in by_class.items():
+            if rc in shared and float(shared[rc].sum()) < 1:
+                per_host = np.where(np.isinf(per_host), 0.0, per_host)
+            full[rc] = int(np.count_nonzero(mask & (per_host < 1)))
+        if not full or not max(full.values()):
+            return None
+        return min(full, key=lambda rc: (-full[rc], rc))
+
+
+class _Binding:
+    """Which class limits a group's count. On each host the count stops
+    at the class with the least room (the binding one); the group's
+    limit is the class that binds the most of the instances that still
+    fit, then the most hosts (a full group), then the least room alone,
+    then the name. A class with little room in all but on hosts that
+    another class has already filled does not limit the count."""
+
+    def __init__(self, by_class, totals):
+        self.by_class = by_class
+        self.totals = totals
+        self.instances = dict.fromkeys(by_class, 0.0)
+        self.host_count = dict.fromkeys(by_class, 0)
+
+    def hosts(self, fits, mask):
+        """Credit each class with the hosts of ``mask`` it binds on."""
+        for rc, per_host in self.by_class.items():
+            binds = mask & (per_host == fits)
+            self.instances[rc] += float(fits[binds].sum())
+            self.host_count[rc] += int(binds.sum())
+
+    def pool(self, rc, instances):
+        """A sharing pool of ``rc`` that ends the pooled hosts' count."""
+        self.instances[rc] += instances
+        self.host_count[rc] += 1
+
+    def first(self):
+        if not self.by_class:
+            return None
+        return min(self.by_class, key=lambda rc: (
+            -self.instances[rc], -self.host_count[rc], self.totals[rc],
+            rc))

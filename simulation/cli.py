@@ -1,12 +1,13 @@
 """gantt-simulate: offline what-if runs of the real scheduler.
 
-    gantt-simulate run --cloud FILE | --from-placement URL
+    gantt-simulate run --cloud FILE | --from-placement [URL]
+                       [--token T | --os-cloud NAME] [--os-region-name R]
                        --workload FILE [--config-file CONF] [--seed N]
                        [--schedulers N] [--out DIR] [--no-progress]
     gantt-simulate compare A.conf B.conf --cloud FILE --workload FILE
                        [--seed N] [--schedulers N] [--out DIR]
     gantt-simulate capacity --flavor F [--flavors FILE]
-                       [--cloud FILE | --from-placement URL |
+                       [--cloud FILE | --from-placement [URL] |
                         --config-file CONF] [--format table|json]
 
 Exit status: 0 on success, 2 for a file or argument that cannot be used
@@ -17,11 +18,13 @@ failure.
 
 import argparse
 import json
+import logging
 import os
 import sys
 
 from cloudfile import loader
-from placement import file_errors
+from placement import command_errors, file_errors
+from placement.adopt import cloud_auth
 from scheduler import errors as scheduler_errors
 from scheduler import manager
 from simulation import capacity, config, from_placement
@@ -47,6 +50,16 @@ class UsageError(Exception):
     """A command line that cannot be used."""
 
 
+def _warn(line):
+    print(f"gantt-simulate: {line}", file=sys.stderr)
+
+
+def _load_config(args, path):
+    """gantt's config from ``path``, checked as every command checks it
+    (a bad config stops the run before the cloud is loaded)."""
+    return config.load(path, strict=args.strict, warn=_warn)
+
+
 def _need_extra():
     if _MISSING is not None:
         raise UsageError(
@@ -59,14 +72,15 @@ def _parser():
         prog="gantt-simulate",
         description="Replay a workload on a modelled cloud with gantt's "
                     "scheduler, offline, and report what happened.")
+    parser.add_argument("--debug", action="store_true",
+                        help="print the traceback of an error too")
     sub = parser.add_subparsers(dest="command", required=True)
 
     run = sub.add_parser("run", help="simulate one config")
     _cloud_args(run, required=True)
     _run_args(run)
-    run.add_argument("--config-file", dest="config",
-                     help="gantt config (filters, weighers, multipliers,"
-                          " host_subset_size, ...); default: defaults")
+    _config_args(run, "gantt config (filters, weighers, multipliers, "
+                      "host_subset_size, ...); default: defaults")
     run.add_argument("--out", default="simulation-report",
                      help="report directory (default: %(default)s)")
     run.set_defaults(handler=cmd_run)
@@ -75,6 +89,9 @@ def _parser():
         "compare", help="the same cloud and workload under two configs")
     compare.add_argument("config_a", metavar="A.conf")
     compare.add_argument("config_b", metavar="B.conf")
+    compare.add_argument("--strict", action="store_true",
+                         help="an option or section gantt does not know "
+                              "in a config file is an error")
     _cloud_args(compare, required=True)
     _run_args(compare)
     compare.add_argument("--out", default="simulation-compare",
@@ -91,24 +108,31 @@ def _parser():
                      help="a workload file whose flavors section names "
                           "the flavor")
     _cloud_args(cap, required=False)
-    cap.add_argument("--config-file", dest="config",
-                     help="gantt config; without --cloud or "
-                          "--from-placement, its database is read")
+    _config_args(cap, "gantt config; without --cloud or --from-placement, "
+                      "its database is read")
     cap.add_argument("--format", choices=["table", "json"],
                      default="table")
     cap.set_defaults(handler=cmd_capacity)
     return parser
 
 
+def _config_args(parser, help):
+    parser.add_argument("--config-file", dest="config", help=help)
+    parser.add_argument("--strict", action="store_true",
+                        help="an option or section gantt does not know in "
+                             "a config file is an error, not a warning")
+
+
 def _cloud_args(parser, required):
     source = parser.add_mutually_exclusive_group(required=required)
     source.add_argument("--cloud", help="cloud file or template (YAML or "
                                         "JSON)")
-    source.add_argument("--from-placement", metavar="URL",
+    source.add_argument("--from-placement", metavar="URL", nargs="?",
+                        const=from_placement.FROM_CATALOG,
                         help="take the cloud from a live placement "
-                             "endpoint")
-    parser.add_argument("--token", help="X-Auth-Token for "
-                                        "--from-placement")
+                             "endpoint; without URL, the one in the "
+                             "service catalog of the cloud (--os-cloud)")
+    cloud_auth.add_options(parser, "--from-placement")
 
 
 def _run_args(parser):
@@ -127,8 +151,10 @@ def _run_args(parser):
 def _read_cloud(args):
     if args.cloud:
         return cloud_mod.read(args.cloud), args.cloud
-    doc = from_placement.fetch(args.from_placement, token=args.token)
-    return loader.parse(doc, args.from_placement), args.from_placement
+    doc, url = from_placement.read(
+        args.from_placement, token=args.token, cloud=args.os_cloud,
+        region=args.os_region_name)
+    return loader.parse(doc, url), url
 
 
 def _options(args, workload):
@@ -149,10 +175,12 @@ def _simulate(conf, conf_path, cloud, cloud_label, workload, options):
 
 def cmd_run(args):
     _need_extra()
-    conf = config.load(args.config)  # a bad config stops before loading
+    conf = _load_config(args, args.config)
     workload = workload_mod.read(args.workload, seed=args.seed)
     cloud, label = _read_cloud(args)
     options = _options(args, workload)
+    for line in runner.unknown_zone_warnings(workload, cloud, conf, label):
+        print(f"gantt-simulate: warning: {line}", file=sys.stderr)
     out = _simulate(conf, args.config, cloud, label, workload, options)
     paths = report.write(out, args.out)
     print(report.summary(out))
@@ -161,11 +189,18 @@ def cmd_run(args):
 
 def cmd_compare(args):
     _need_extra()
-    confs = [(name, path, config.load(path))
+    confs = [(name, path, _load_config(args, path))
              for name, path in (("a", args.config_a), ("b", args.config_b))]
     workload = workload_mod.read(args.workload, seed=args.seed)
     cloud, label = _read_cloud(args)
     options = _options(args, workload)
+    # Each config may rule on a zone differently: say each line once.
+    warnings = dict.fromkeys(
+        line for _, _, conf in confs
+        for line in runner.unknown_zone_warnings(workload, cloud, conf,
+                                                 label))
+    for line in warnings:
+        print(f"gantt-simulate: warning: {line}", file=sys.stderr)
     results = []
     for name, path, conf in confs:
         print(f"simulating {path}", file=sys.stderr)
@@ -223,7 +258,7 @@ def _flavors_of(path):
 
 def cmd_capacity(args):
     name, flavor = _flavor(args)
-    conf = config.load(args.config)
+    conf = _load_config(args, args.config)
     if args.cloud or args.from_placement:
         _need_extra()
         cloud, _ = _read_cloud(args)
@@ -288,26 +323,31 @@ def render_capacity(result):
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     args = _parser().parse_args(argv)
-    try:
+    # What the simulator has to say it prints; the libraries' log lines
+    # (a database retry, say) only with --debug.
+    logging.basicConfig(
+        level=logging.INFO if args.debug else logging.CRITICAL,
+        format="%(levelname)s %(name)s: %(message)s")
+
+    def body():
+        _check_out_dir(args)
         args.handler(args)
-    except (loader.CloudFileError, workload_mod.WorkloadError,
-            config.ConfigError, UsageError) as exc:
-        print(f"gantt-simulate: {exc}", file=sys.stderr)
-        return 2
-    except from_placement.PlacementReadError as exc:
-        print(f"gantt-simulate: {exc}", file=sys.stderr)
-        return 2
-    except scheduler_errors.SchedulerError as exc:
-        print(f"gantt-simulate: {exc.message}", file=sys.stderr)
-        return 1
-    except OSError as exc:
-        # The report directory cannot be written, most often.
-        print(f"gantt-simulate: {exc}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print("gantt-simulate: interrupted", file=sys.stderr)
-        return 130
-    return 0
+
+    # OSError: the report directory cannot be written, most often.
+    return command_errors.run(
+        "gantt-simulate", body, debug=args.debug,
+        usage=(loader.CloudFileError, workload_mod.WorkloadError,
+               config.ConfigError, UsageError,
+               from_placement.PlacementReadError,
+               scheduler_errors.ConfigError),
+        failures=(scheduler_errors.SchedulerError, OSError))
+
+
+def _check_out_dir(args):
+    out = getattr(args, "out", None)
+    if out and os.path.exists(out) and not os.path.isdir(out):
+        raise UsageError(f"--out {out}: a file is there; the report needs "
+                         "a directory")
 
 
 if __name__ == "__main__":

@@ -10,6 +10,12 @@ which the caller checks and loads like a file::
     cloud = loader.parse(doc, path=url)
     loader.load(store, cloud)
 
+Where the endpoint is and which token goes to it come from the command
+line as OpenStack clients take them (placement.adopt.cloud_auth): a raw
+``--token`` with the URL, or a cloud (``--os-cloud``, ``OS_CLOUD``,
+``OS_*``) whose Keystone gives the token and, without a URL, the
+placement endpoint from its service catalog; :func:`read` does both.
+
 Placement has no bulk read of inventories, traits or aggregates, so every
 provider costs a few GETs. They go over one keep-alive session from a
 small thread pool; the results are put back in a fixed order, so the same
@@ -21,6 +27,8 @@ import re
 
 import requests
 import requests.adapters
+
+from placement.adopt import cloud_auth
 
 # Parallel GETs of the per-provider and per-consumer reads.
 WORKERS = 8
@@ -41,6 +49,15 @@ _COMPUTE_CLASSES = frozenset({"VCPU", "PCPU", "MEMORY_MB"})
 _UNTYPED = "unknown"
 
 
+class _FromCatalog(str):
+    """--from-placement given without a URL."""
+
+
+# argparse's const for a --from-placement without URL: the endpoint
+# comes from the cloud's service catalog.
+FROM_CATALOG = _FromCatalog("the service catalog")
+
+
 class PlacementReadError(Exception):
     """A read of the placement endpoint that failed; names the URL."""
 
@@ -50,11 +67,42 @@ class PlacementReadError(Exception):
         self.message = message
 
 
-def fetch(url, token=None, microversion="1.39", timeout=30, session=None):
+class EndpointError(PlacementReadError):
+    """No endpoint or no token to read it with (the cloud cannot be
+    read, Keystone unreachable or refusing); one line, no URL prefix."""
+
+    def __init__(self, message):
+        Exception.__init__(self, message)
+        self.url = None
+        self.message = message
+
+
+def read(url=None, token=None, cloud=None, region=None, **kwargs):
+    """(cloud document, endpoint URL) of the placement service that
+    ``url``, ``token``, ``cloud`` and ``region`` (the command line's
+    --from-placement, --token, --os-cloud, --os-region-name) name; see
+    placement.adopt.cloud_auth. ``kwargs`` go to :func:`fetch`."""
+    if isinstance(url, _FromCatalog):
+        url = None
+    try:
+        endpoint = cloud_auth.connect(url, token=token, cloud=cloud,
+                                      region=region,
+                                      url_option="--from-placement")
+    except cloud_auth.AuthError as exc:
+        raise EndpointError(str(exc)) from None
+    return fetch(endpoint.url, token=endpoint.token, verify=endpoint.verify,
+                 cert=endpoint.cert, **kwargs), endpoint.url
+
+
+def fetch(url, token=None, microversion="1.39", timeout=30, session=None,
+          verify=None, cert=None):
     """The cloud behind the placement endpoint ``url`` as a cloud document.
 
     ``token`` goes out as X-Auth-Token when given (gantt's API and
-    placement with noauth2 take ``admin``). ``microversion`` is lowered
+    placement with noauth2 take ``admin``); a callable gives the token
+    of each request (a keystoneauth session's, renewed when it expires).
+    ``verify`` and ``cert``, when given, are requests' TLS settings (a
+    cloud's cacert, insecure, cert and key). ``microversion`` is lowered
     to the newest version the endpoint offers if that is older; below
     1.14 the endpoint cannot describe provider trees and the read fails.
     ``session`` (a requests.Session) is used as is and not closed.
@@ -62,7 +110,7 @@ def fetch(url, token=None, microversion="1.39", timeout=30, session=None):
     wanted = _parse_version(microversion)
     own = session is None
     if own:
-        session = _new_session(url)
+        session = _new_session(url, verify, cert)
     try:
         reader = _Reader(session, url, token, timeout)
         reader.version = _negotiate(reader, wanted)
@@ -79,14 +127,16 @@ def _parse_version(text):
     return int(match.group(1)), int(match.group(2))
 
 
-def _new_session(url):
+def _new_session(url, verify=None, cert=None):
     session = requests.Session()
     # Proxy and CA bundle settings from the environment, looked up once:
     # requests would scan the environment again on every request, a
     # quarter of its time per GET.
     settings = session.merge_environment_settings(url, {}, None, None, None)
     session.proxies.update(settings["proxies"])
-    session.verify = settings["verify"]
+    session.verify = settings["verify"] if verify is None else verify
+    if cert is not None:
+        session.cert = cert
     session.trust_env = False
     # One pooled connection per worker, so the pool reuses them all.
     adapter = requests.adapters.HTTPAdapter(pool_connections=1,
@@ -111,15 +161,20 @@ class _Reader:
         if self.version is not None:
             headers["OpenStack-API-Version"] = (
                 "placement %d.%d" % self.version)
-        if self.token is not None:
-            headers["X-Auth-Token"] = self.token
+        token = self.token() if callable(self.token) else self.token
+        if token is not None:
+            headers["X-Auth-Token"] = token
         return headers
 
     def get(self, path, key=None):
         """The JSON body of GET ``path``, or its member ``key``."""
         url = self.root + path
         try:
-            response = self.session.get(url, headers=self.headers(),
+            headers = self.headers()
+        except cloud_auth.AuthError as exc:
+            raise PlacementReadError(url, str(exc)) from None
+        try:
+            response = self.session.get(url, headers=headers,
                                         timeout=self.timeout)
         except requests.Timeout:
             raise PlacementReadError(

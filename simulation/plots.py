@@ -38,7 +38,7 @@ def fmt(value, unit="count", signed=False):
         return value
     sign = "+" if signed else ""
     if unit == "fraction":
-        return f"{value * 100:{sign}.1f}" + (" pp" if signed else "%")
+        return f"{value * 100:{sign}.1f}" + (" pts" if signed else "%")
     if isinstance(value, float):
         small = 0 < abs(value) < 1
         text = f"{value:{sign}.3g}" if small else f"{value:{sign}.2f}"
@@ -225,6 +225,10 @@ def _plot_failures(report):
                    label="live instances")
     else:
         _no_samples(ax, "no samples: the run had no events")
+    failure = _failure_x(report["figures"]["first_failure"], use_time)
+    if failure is not None:
+        ax.axvline(failure, color="0.2", linestyle=":",
+                   label="first NoValidHost")
     _finish_failures(ax, right, use_time, "instances")
     return fig
 
@@ -322,12 +326,69 @@ def _finish_latency(ax, ylabel):
     _legend(ax)
 
 
+def _plot_causes(report):
+    """NoValidHost per flavor, each bar stacked by cause."""
+    fig = _figure()
+    ax = fig.add_subplot()
+    figures = report["figures"]
+    by_flavor = figures.get("no_valid_host_by_flavor") or {}
+    flavors = [name for name, entry in by_flavor.items()
+               if entry["no_valid_host"]]
+    bottom = [0] * len(flavors)
+    for i, cause in enumerate(figures.get("no_valid_host_by_cause") or {}):
+        counts = [by_flavor[f]["causes"].get(cause, 0) for f in flavors]
+        ax.bar(flavors, counts, bottom=bottom, color=f"C{i}", label=cause)
+        bottom = [b + c for b, c in zip(bottom, counts, strict=True)]
+    if not flavors:
+        _note(ax, "no NoValidHost")
+    ax.set_ylim(bottom=0)
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_title("NoValidHost per flavor, by cause")
+    ax.set_xlabel("flavor")
+    ax.set_ylabel("NoValidHost (requests)")
+    _legend(ax, outside=True)
+    return fig
+
+
+def _plot_groups(report):
+    """Utilisation at the end of each zone, aggregate and cell, a bar
+    per resource class."""
+    groups = report["figures"].get("groups") or {}
+    order = {"zone": 0, "aggregate": 1, "cell": 2}
+    labels = sorted(groups, key=lambda label: (
+        order.get(groups[label].get("kind"), 3), label))
+    rcs = list(dict.fromkeys(rc for label in labels
+                             for rc in groups[label]["utilisation_end"]))
+    height = _FIGSIZE[1] + 0.25 * max(len(labels) - 6, 0)
+    fig = Figure(figsize=(_FIGSIZE[0], height), dpi=_DPI,
+                 layout="constrained")
+    ax = fig.add_subplot()
+    bar = 0.8 / max(len(rcs), 1)
+    for i, rc in enumerate(rcs):
+        ends = [groups[label]["utilisation_end"].get(rc, 0) * 100
+                for label in labels]
+        ax.barh([y + i * bar for y in range(len(labels))], ends,
+                height=bar, color=f"C{i}", label=rc)
+    if not labels:
+        _note(ax, "no zones, aggregates or cells")
+    ax.set_yticks([y + bar * (len(rcs) - 1) / 2
+                   for y in range(len(labels))], labels)
+    ax.invert_yaxis()
+    ax.set_xlim(0, 102)
+    ax.set_title("Utilisation at the end per zone, aggregate and cell")
+    ax.set_xlabel("used (% of capacity)")
+    _legend(ax, outside=True)
+    return fig
+
+
 PLOTTERS = {
     "utilisation": _plot_utilisation,
     "failures": _plot_failures,
     "host_fill": _plot_host_fill,
     "stranded": _plot_stranded,
     "latency": _plot_latency,
+    "causes": _plot_causes,
+    "groups": _plot_groups,
 }
 
 

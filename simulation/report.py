@@ -15,13 +15,16 @@ import html
 import json
 import os
 
-from simulation import plots
+from simulation import interactive, plots
 from simulation.plots import fmt as _fmt
 from simulation.plots import get as _get
 from simulation.plots import keys as _keys
 
 FORMAT = 1
-PLOTS = ("utilisation", "failures", "host_fill", "stranded", "latency")
+# The zone key of the creates that name none (runner.FailureCounts).
+_ANY_ZONE = "(no zone asked)"
+PLOTS = ("utilisation", "failures", "host_fill", "stranded", "latency",
+         "causes", "groups")
 COMPARE_PLOTS = ("utilisation", "failures", "latency", "host_fill")
 
 _SECTIONS = ("inputs", "figures", "timing", "series", "host_fill",
@@ -80,6 +83,14 @@ def _fmt_relative(value):
     return "-" if value is None else f"{value * 100:+.1f}%"
 
 
+def _fmt_change(row):
+    """The "change" column: a share moves by points (80% -> 90% is
+    +10.0 pts), anything else by its relative change (+12.5%)."""
+    if row["unit"] == "fraction":
+        return _fmt(row["diff"], "fraction", signed=True)
+    return _fmt_relative(row["relative"])
+
+
 def _shares(mapping):
     """'VCPU 80.0%, MEMORY_MB 60.0%' from {rc: fraction}."""
     if not mapping:
@@ -104,11 +115,13 @@ def summary(report):
         f"Claims: {fig['claim_attempts']} attempts, {fig['retries']} "
         f"retries, {fig['conflicts']} conflicts",
         _first_failure_line(fig["first_failure"]),
+        *_why_lines(fig),
         f"Utilisation at end: {_shares(fig['utilisation_end'])}",
         f"Utilisation peak: {_shares(fig['utilisation_peak'])}",
         f"Stranded at end (% of capacity): {_stranded_line(fig)}",
         f"Fits at end: {_fits_line(fig['fits_at_end'])}; "
         f"{fig['live_instances_end']} instances live",
+        *_where_lines(fig),
         _decision_line(timing["decision_ms"]),
         f"Throughput: {_fmt(timing['events_per_s'])} events/s "
         f"(wall {_fmt(timing['wall_s'], 's')})",
@@ -125,8 +138,92 @@ def _first_failure_line(first):
     if first is None:
         return "First NoValidHost: none (no request failed)"
     return (f"First NoValidHost at event {first['event']} "
-            f"(t={_fmt(first['time_s'], 's')}): "
+            f"(t={_fmt(first['time_s'], 's')}{_what_failed(first)}): "
             f"{_shares(first['utilisation'])}")
+
+
+def _what_failed(first):
+    """', r1.xlarge, cause MEMORY_MB' of a first failure, where the
+    report says (older reports do not)."""
+    parts = [first[key] for key in ("flavor", "zone") if first.get(key)]
+    if first.get("cause"):
+        parts.append(f"cause {first['cause']}")
+    return "".join(f", {part}" for part in parts)
+
+
+def _why_lines(fig):
+    """NoValidHost by cause and by flavor, when some create failed."""
+    causes = fig.get("no_valid_host_by_cause")
+    if not causes:
+        return []
+    flavors = [
+        f"{name} {entry['no_valid_host']} of {entry['creates']} "
+        f"({_counts(entry['causes'])})"
+        for name, entry in _by_failures(fig["no_valid_host_by_flavor"])]
+    lines = [f"NoValidHost by cause: {_counts(causes)}",
+             f"NoValidHost by flavor: {', '.join(flavors)}"]
+    zones = fig.get("no_valid_host_by_zone") or {}
+    if set(zones) - {_ANY_ZONE}:
+        asked = [f"{zone} {entry['no_valid_host']} of {entry['creates']}"
+                 for zone, entry in zones.items()]
+        lines.append(f"NoValidHost by zone asked: {', '.join(asked)}")
+    return lines
+
+
+def _by_failures(by_flavor):
+    """(flavor, entry) of the flavors that failed, most failures first."""
+    failed = [(name, entry) for name, entry in by_flavor.items()
+              if entry["no_valid_host"]]
+    return sorted(failed, key=lambda kv: (-kv[1]["no_valid_host"], kv[0]))
+
+
+def _counts(mapping):
+    return ", ".join(f"{key} {count}" for key, count in mapping.items())
+
+
+def _where_lines(fig):
+    """One line per zone, aggregate and cell: hosts, utilisation at the
+    end (peak where it was higher), live instances, NoValidHost of the
+    creates that asked a zone."""
+    groups = ordered_groups(fig.get("groups") or {})
+    if not groups:
+        return []
+    width = max(len(label) for label, _ in groups)
+    lines = ["Where (utilisation at end, peak if higher; live instances):"]
+    for label, group in groups:
+        asked = ""
+        if group.get("creates"):
+            asked = (f"; NoValidHost {group['no_valid_host']} of "
+                     f"{group['creates']} asking it")
+        lines.append(f"  {label.ljust(width)}  {group['hosts']:>5} hosts  "
+                     f"{_group_shares(group)}; "
+                     f"{group['live_instances_end']} live{asked}")
+    return lines
+
+
+def _group_shares(group):
+    peak = group.get("utilisation_peak") or {}
+    parts = []
+    for rc, end in group["utilisation_end"].items():
+        top = peak.get(rc, end)
+        higher = (f" (peak {_fmt(top, 'fraction')})"
+                  if round(top, 3) > round(end, 3) else "")
+        parts.append(f"{rc} {_fmt(end, 'fraction')}{higher}")
+    return ", ".join(parts) or "no capacity"
+
+
+_GROUP_KINDS = ("zone", "aggregate", "cell")
+
+
+def ordered_groups(groups):
+    """(label, group) in reading order: zones, aggregates, cells, each
+    by name (report.json keeps its keys sorted)."""
+    def order(item):
+        kind = item[1].get("kind")
+        rank = (_GROUP_KINDS.index(kind) if kind in _GROUP_KINDS
+                else len(_GROUP_KINDS))
+        return rank, item[1].get("name", item[0])
+    return sorted(groups.items(), key=order)
 
 
 def _stranded_line(fig):
@@ -164,8 +261,8 @@ _CAPTIONS = {
                    "vertical line marks the first NoValidHost.",
     "failures": "Cumulative NoValidHost answers (left axis) against "
                 "placed and live instances (right axis): where the red "
-                "line starts to climb, the cloud stopped taking the "
-                "workload.",
+                "line starts to climb (the dotted line), the cloud "
+                "stopped taking the workload.",
     "host_fill": "How many hosts end the run at each fill level, one "
                  "panel per resource class: bars on the right are full "
                  "hosts, bars on the left idle ones.",
@@ -175,6 +272,13 @@ _CAPTIONS = {
     "latency": "How long scheduling decisions took, on a log scale; "
                "the dashed and dotted lines mark the median (p50) and "
                "the 99th percentile.",
+    "groups": "Utilisation of each zone, aggregate and cell over the "
+              "run, one resource class at a time (the menu at the top "
+              "right picks it); the dotted line marks the first "
+              "NoValidHost.",
+    "causes": "NoValidHost per flavor, each bar split by cause: the "
+              "resource class no reachable host had room for, or the "
+              "filter that removed the last hosts.",
 }
 
 
@@ -325,6 +429,8 @@ def _report_html(report, images):
         _table(("figure", "value"), _figures_rows(fig)),
         _table(("resource class", "at first NoValidHost", "peak", "end",
                 "stranded at end"), _utilisation_rows(fig)),
+        *_why_html(fig),
+        *_where_html(fig),
         "<h2>Timing</h2>",
         _table(("timing", "value"), _timing_rows(report["timing"])),
         "<h2>Fits at end</h2>",
@@ -332,9 +438,82 @@ def _report_html(report, images):
                 "other", "more that fit at end"), _flavor_rows(report),
                text_columns=(0, 4)),
         "<h2>Plots</h2>",
+        *_plots_html(report, images),
     ]
-    parts += [_image(images[stem], stem, _CAPTIONS[stem]) for stem in PLOTS]
     return _page("Scheduler simulation report", parts)
+
+
+def _plots_html(report, images):
+    """The interactive plots (plotly, inline); without plotly, the
+    PNGs."""
+    if not interactive.available():
+        note = ("<p>Install plotly (gantt's 'simulate' extra) for "
+                "interactive plots.</p>")
+        return [note] + [_image(images[stem], stem, _CAPTIONS[stem])
+                         for stem in PLOTS]
+    return [f"<figure>{div}<figcaption>"
+            f"{html.escape(_CAPTIONS[stem])}</figcaption></figure>"
+            for stem, div in interactive.divs(report).items()]
+
+
+def _why_html(fig):
+    """NoValidHost by cause and by flavor, when some create failed."""
+    causes = fig.get("no_valid_host_by_cause")
+    if not causes:
+        return []
+    failed = fig["no_valid_host"] or 1
+    by_cause = [(cause, count, _fmt(count / failed, "fraction"))
+                for cause, count in causes.items()]
+    by_flavor = [
+        (name, entry["creates"], entry["no_valid_host"],
+         _fmt(entry["no_valid_host"] / entry["creates"], "fraction")
+         if entry["creates"] else "-", _counts(entry["causes"]) or "-")
+        for name, entry in fig["no_valid_host_by_flavor"].items()]
+    parts = [
+        "<h2>Why builds failed</h2>",
+        "<p>The cause of a NoValidHost is the resource class that no "
+        "host the request could reach had room for, or else the filter "
+        "that removed the last hosts.</p>",
+        _table(("cause", "NoValidHost", "share"), by_cause),
+        _table(("flavor", "creates", "NoValidHost", "failed", "causes"),
+               by_flavor, text_columns=(0, 4)),
+    ]
+    zones = fig.get("no_valid_host_by_zone") or {}
+    if set(zones) - {_ANY_ZONE}:
+        parts.append(_table(
+            ("zone asked", "creates", "NoValidHost"),
+            [(zone, entry["creates"], entry["no_valid_host"])
+             for zone, entry in zones.items()]))
+    return parts
+
+
+def _where_html(fig):
+    """Per zone, aggregate and cell: one table of counts, one of
+    utilisation per class at the first failure, peak and end."""
+    groups = ordered_groups(fig.get("groups") or {})
+    if not groups:
+        return []
+    counts = [(label, group["hosts"], group["live_instances_end"],
+               group.get("creates"), group.get("no_valid_host"))
+              for label, group in groups]
+    rcs = list(dict.fromkeys(rc for _, group in groups
+                             for rc in group["utilisation_end"]))
+    moments = (("utilisation_at_first_failure", "first NoValidHost"),
+               ("utilisation_peak", "peak"), ("utilisation_end", "end"))
+    shares = [
+        (label, *(_fmt((group.get(key) or {}).get(rc), "fraction")
+                  for rc in rcs for key, _ in moments))
+        for label, group in groups]
+    return [
+        "<h2>Where</h2>",
+        "<p>Zones, aggregates and cells (an aggregate with the same "
+        "hosts as a zone is shown once, as the zone). NoValidHost "
+        "counts the creates that asked for the zone.</p>",
+        _table(("group", "hosts", "live at end", "creates asking it",
+                "NoValidHost"), counts),
+        _table(("group", *(f"{rc} {moment}" for rc in rcs
+                           for _, moment in moments)), shares),
+    ]
 
 
 def _compare_html(table, images):
@@ -344,7 +523,7 @@ def _compare_html(table, images):
               for key in _INPUT_KEYS]
     diffs = [(name, _fmt(row["a"], row["unit"]), _fmt(row["b"], row["unit"]),
               _fmt(row["diff"], row["unit"], signed=True),
-              _fmt_relative(row["relative"]))
+              _fmt_change(row))
              for name, row in table["rows"].items()]
     parts = [
         "<h2>Inputs</h2>",
@@ -418,6 +597,7 @@ def _row_specs(reports):
                (*fig, "stranded", rc, "fraction_of_capacity"))
     for flavor in _keys(reports, *fig, "fits_at_end"):
         yield f"fits_at_end.{flavor}", "count", (*fig, "fits_at_end", flavor)
+    yield from _breakdown_specs(reports)
     yield "timing.wall_s", "s", ("timing", "wall_s")
     yield "timing.events_per_s", "per_s", ("timing", "events_per_s")
     yield "timing.decisions", "count", ("timing", "decision_ms", "count")
@@ -429,6 +609,25 @@ def _row_specs(reports):
                                                  key)
 
 
+def _breakdown_specs(reports):
+    """The rows of the why and where: NoValidHost per cause and per
+    flavor, utilisation at the end per zone, aggregate and cell."""
+    fig = ("figures",)
+    for cause in _keys(reports, *fig, "no_valid_host_by_cause"):
+        yield (f"no_valid_host_by_cause.{cause}", "count",
+               (*fig, "no_valid_host_by_cause", cause))
+    for flavor in _keys(reports, *fig, "no_valid_host_by_flavor"):
+        yield (f"no_valid_host_by_flavor.{flavor}", "count",
+               (*fig, "no_valid_host_by_flavor", flavor, "no_valid_host"))
+    groups = {}
+    for report in reports:
+        groups.update(ordered_groups(_get(report, *fig, "groups") or {}))
+    for label in groups:
+        end = (*fig, "groups", label, "utilisation_end")
+        for rc in _keys(reports, *end):
+            yield f"groups.{label}.{rc}", "fraction", (*end, rc)
+
+
 def _tidy(value):
     # Float noise (0.9 - 0.8 = 0.09999999999999998) helps nobody.
     return round(value, 12) if isinstance(value, float) else value
@@ -438,7 +637,9 @@ def _difference(a, b, unit):
     diff = relative = None
     if a is not None and b is not None:
         diff = _tidy(b - a)
-        if a != 0:
+        # A relative change of a share (1% -> 24.7%: +2370%) misleads:
+        # shares compare by their difference in points alone.
+        if a != 0 and unit != "fraction":
             relative = _tidy((b - a) / abs(a))
     return {"a": a, "b": b, "diff": diff, "relative": relative,
             "unit": unit}
@@ -448,7 +649,8 @@ def difference_table(a, b, labels=("A", "B")):
     """The table compare() writes as compare.json.
 
     rows maps a figure's name to {a, b, diff (b - a), relative
-    ((b - a) / |a|, None when a is 0), unit}; a figure only one run has
+    ((b - a) / |a|, None when a is 0 and for shares, whose diff is in
+    points), unit}; a figure only one run has
     is kept with None on the other side.
     """
     rows = {}
@@ -493,7 +695,7 @@ def compare_summary(table):
     lines = [
         (name, _fmt(row["a"], row["unit"]), _fmt(row["b"], row["unit"]),
          _fmt(row["diff"], row["unit"], signed=True),
-         _fmt_relative(row["relative"]))
+         _fmt_change(row))
         for name, row in table["rows"].items()]
     width = [max(len(r[i]) for r in (header, *lines)) for i in range(5)]
     ia, ib = table["inputs"]["a"], table["inputs"]["b"]

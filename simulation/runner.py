@@ -24,6 +24,7 @@ import dataclasses
 import math
 import os
 import random
+import re
 import shutil
 import sys
 import tempfile
@@ -39,6 +40,7 @@ from placement.db import migration, tables
 from placement.db import store as store_mod
 from scheduler import claims, errors, manager, request_spec
 from simulation import capacity
+from simulation import workload as workload_mod
 
 _NAMESPACE = uuidlib.UUID("0f5e3a1c-7d1b-4c52-9a0e-5b8f6c2d4e17")
 PROJECT, USER = "simulation", "simulation"
@@ -114,7 +116,13 @@ class Simulation:
                 rng=random.Random(self.options.seed * 1009 + k)))
         for scheduler in self.schedulers:
             scheduler.sync()
-        self.view = capacity.CloudView(self.schedulers[0])
+        # One view per scheduler: a failure is explained on the view of
+        # the scheduler that decided it.
+        self.views = [capacity.CloudView(s) for s in self.schedulers]
+        self.view = self.views[0]
+        self.groups = distinct_groups(self.view.groups())
+        # Per view: each scheduler's table orders the hosts its own way.
+        self.zone_reach = [view.zone_masks() for view in self.views]
         table = self.schedulers[0].table
         flavors = self.workload.flavors if self.workload else {}
         self.flavor_resources = {
@@ -175,12 +183,19 @@ class Simulation:
         self.latencies = []
         self.useful_s = self.wasted_s = 0.0
         self.first_failure = None
+        self.groups_at_first_failure = None
+        self.failures = FailureCounts()
         self.peak = {}
         self.series = {"event": [], "time_s": [], "utilisation": {},
-                       "placed": [], "no_valid_host": [], "live": []}
+                       "placed": [], "no_valid_host": [], "live": [],
+                       "groups": {label: {} for label in self.groups}}
         self._round = 0
         self._pending = [[] for _ in self.schedulers]
         self._specs = {}
+        # Placements, deletes and syncs so far: a failure's arithmetic holds
+        # until the next one (a full cloud refuses many in a row).
+        self._changes = 0
+        self._short = {}  # (scheduler, flavor, zone) -> (changes, class)
 
     def _turn(self):
         """The scheduler of the next create; at the start of a round,
@@ -193,6 +208,7 @@ class Simulation:
                     self._apply(scheduler, *args)
                 pending.clear()
                 scheduler.sync()
+            self._changes += 1  # the schedulers' views moved
         self._round = (k + 1) % len(self.schedulers)
         return k
 
@@ -228,6 +244,8 @@ class Simulation:
         spec = self._spec(event)
         stats = scheduler.stats
         lost_before = stats["claims_lost_s"]
+        attempts_before = stats["claim_attempts"]
+        self.failures.create(event.flavor, event.zone)
         start = time.perf_counter()
         try:
             # One scheduler alone on its store: every change reaches its
@@ -235,15 +253,12 @@ class Simulation:
             # the per-request sync (for other processes' writes) is moot.
             decision = scheduler.schedule(spec, [instance], refresh=False,
                                           alternates=False)
-        except errors.NoValidHost:
+        except errors.NoValidHost as exc:
             elapsed = time.perf_counter() - start
             self.latencies.append(elapsed)
             self.wasted_s += elapsed
-            self.failed += 1
-            if self.first_failure is None:
-                self.first_failure = {
-                    "event": n, "time_s": event.time,
-                    "utilisation": self.view.utilisation()}
+            claimed = stats["claim_attempts"] > attempts_before
+            self._failed(n, event, k, spec, exc, claimed)
             return
         elapsed = time.perf_counter() - start
         self.latencies.append(elapsed)
@@ -251,6 +266,7 @@ class Simulation:
         self.wasted_s += lost
         self.useful_s += elapsed - lost
         self.placed += 1
+        self._changes += 1
         chosen = decision.selections[0][0]
         node, host = chosen.compute_node_uuid, chosen.service_host
         self.live[event.instance] = (instance, node, host, event.flavor,
@@ -270,6 +286,69 @@ class Simulation:
             if j != k:
                 pending.append((node, host, instance, flavor, 1))
 
+    def _failed(self, n, event, k, spec, exc, claimed):
+        """Count a NoValidHost by flavor, zone asked and cause; the
+        first one also keeps how full the cloud and its groups were."""
+        self.failed += 1
+        cause = (CLAIMS_LOST if claimed
+                 else self._cause(k, event, spec, exc))
+        self.failures.fail(event.flavor, event.zone, cause)
+        if self.first_failure is None:
+            usage = self.view.host_usage()
+            self.first_failure = {
+                "event": n, "time_s": event.time,
+                "flavor": event.flavor, "zone": event.zone, "cause": cause,
+                "utilisation": self.view.utilisation(usage)}
+            self.groups_at_first_failure = self.view.group_utilisation(
+                self.groups, usage)
+
+    def _cause(self, k, event, spec, exc):
+        """Why scheduler ``k`` found no host for ``event``: the resource
+        class no host the request can reach has room for (arithmetic
+        on the index), else the filter that removed the last hosts
+        (the answer says), else what the scheduler explains when asked
+        again (placement's candidates, a zone with no hosts, ...)."""
+        # A zone no host is in: how the scheduler takes it is its rule.
+        zones = self.zone_reach[k]
+        if not event.zone or event.zone in zones:
+            short = self._out_of_room(k, event.flavor, event.zone)
+            if short is not None:
+                return short
+        # Not asked again when filters did it: explaining every rejected
+        # host costs far more than the decision (tens of ms for an
+        # anti-affinity group on 250 hosts).
+        emptied = filter_that_emptied(exc.message)
+        if emptied is not None:
+            return emptied
+        return explained_cause(self._explain(self.schedulers[k], spec,
+                                             exc))
+
+    def _out_of_room(self, k, flavor, zone):
+        """CloudView.out_of_room for scheduler ``k``, worked out again
+        only after a placement or a delete."""
+        key = (k, flavor, zone)
+        known = self._short.get(key)
+        if known is not None and known[0] == self._changes:
+            return known[1]
+        short = self.views[k].out_of_room(self.flavor_resources[flavor],
+                                          self.zone_reach[k].get(zone))
+        self._short[key] = (self._changes, short)
+        return short
+
+    def _explain(self, scheduler, spec, exc):
+        """The failed decision again, with its explanation. No claim was
+        tried (the caller checked): no candidate came back or no host
+        passed the filters, and the same view (no sync) gives the same
+        answer. No instance is named, so nothing would be claimed; the
+        rankings of an empty list draw nothing from the scheduler's
+        random numbers, so the run goes on as it would have."""
+        try:
+            scheduler.schedule(spec, [], refresh=False, alternates=False,
+                               explain=True)
+        except errors.NoValidHost as again:
+            return again
+        return exc
+
     def _delete(self, event):
         self.deletes += 1
         found = self.live.pop(event.instance, None)
@@ -278,6 +357,7 @@ class Simulation:
             self.skipped_deletes += 1
             return
         instance, node, host, flavor_name, group = found
+        self._changes += 1
         claims.unclaim(self.schedulers[0].placement, instance)
         if group is not None:
             self.members[group].pop(instance, None)
@@ -306,8 +386,13 @@ class Simulation:
     def _sample(self, n, at):
         if len(self.schedulers) > 1:
             self.schedulers[0].sync()
-        used = self.view.utilisation()
+        usage = self.view.host_usage()
+        used = self.view.utilisation(usage)
         series = self.series
+        by_group = self.view.group_utilisation(self.groups, usage)
+        for label, shares in by_group.items():
+            for rc, value in shares.items():
+                series["groups"][label].setdefault(rc, []).append(value)
         series["event"].append(n)
         series["time_s"].append(float(at))
         for rc, value in used.items():
@@ -393,6 +478,8 @@ class Simulation:
                 "stranded": stranded,
                 "fits_at_end": fits,
                 "live_instances_end": len(self.live),
+                **self.failures.figures(),
+                "groups": self._group_figures(),
             },
             "timing": {
                 "wall_s": wall,
@@ -406,6 +493,185 @@ class Simulation:
             "latency_ms": {"edges": LATENCY_EDGES.tolist(),
                            "counts": hist.tolist()},
         }
+
+    def _group_figures(self):
+        """Per zone, aggregate and cell: hosts, utilisation at the first
+        failure, peak and end, live instances at the end, and for a
+        zone the creates that asked it and their NoValidHost."""
+        view = self.view
+        end = view.group_utilisation(self.groups)
+        first = self.groups_at_first_failure or {}
+        live = self._live_per_host()
+        asked = self.failures.by_zone
+        out = {}
+        for label, mask in self.groups.items():
+            kind, _, name = label.partition(" ")
+            zone = asked.get(name, {"creates": 0, "no_valid_host": 0})
+            out[label] = {
+                "kind": kind, "name": name, "hosts": int(mask.sum()),
+                "utilisation_at_first_failure": first.get(label),
+                "utilisation_peak": {
+                    rc: max(values) for rc, values in
+                    self.series["groups"][label].items()},
+                "utilisation_end": end[label],
+                "live_instances_end": int(live[mask].sum()),
+                # A request names a zone, never an aggregate or a cell.
+                "creates": zone["creates"] if kind == "zone" else None,
+                "no_valid_host": (zone["no_valid_host"] if kind == "zone"
+                                  else None),
+            }
+        return out
+
+    def _live_per_host(self):
+        """Live instances per host of the view, in its host order."""
+        table = self.schedulers[0].table
+        rows = [table.row_of(node) for _, node, _, _, _ in
+                self.live.values()]
+        at = np.searchsorted(self.view.host_rows, np.asarray(rows, int))
+        return np.bincount(at, minlength=self.view.size)
+
+
+# A create whose every claim another scheduler's took first.
+CLAIMS_LOST = "claims lost"
+
+
+class FailureCounts:
+    """Creates and NoValidHost by flavor, by zone asked (``ANY_ZONE``
+    for creates that name none) and by cause."""
+
+    ANY_ZONE = "(no zone asked)"
+
+    def __init__(self):
+        self.by_flavor = {}
+        self.by_zone = {}
+        self.by_cause = collections.Counter()
+
+    def create(self, flavor, zone):
+        for entry in (self._flavor(flavor), self._zone(zone)):
+            entry["creates"] += 1
+
+    def fail(self, flavor, zone, cause):
+        entry = self._flavor(flavor)
+        entry["no_valid_host"] += 1
+        entry["causes"][cause] = entry["causes"].get(cause, 0) + 1
+        self._zone(zone)["no_valid_host"] += 1
+        self.by_cause[cause] += 1
+
+    def _flavor(self, flavor):
+        entry = self.by_flavor.get(flavor)
+        if entry is None:
+            entry = self.by_flavor[flavor] = {
+                "creates": 0, "no_valid_host": 0, "causes": {}}
+        return entry
+
+    def _zone(self, zone):
+        key = zone or self.ANY_ZONE
+        entry = self.by_zone.get(key)
+        if entry is None:
+            entry = self.by_zone[key] = {"creates": 0, "no_valid_host": 0}
+        return entry
+
+    def figures(self):
+        """The report's breakdowns; causes most frequent first."""
+        by_flavor = {
+            name: {**entry, "causes": _most_first(entry["causes"])}
+            for name, entry in sorted(self.by_flavor.items())}
+        return {"no_valid_host_by_cause": _most_first(self.by_cause),
+                "no_valid_host_by_flavor": by_flavor,
+                "no_valid_host_by_zone": dict(sorted(self.by_zone.items()))}
+
+
+def _most_first(counts):
+    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+# How a NoValidHost from the filters says where the hosts went
+# (scheduler.framework.summary): "250 candidate hosts; ComputeFilter
+# removed 2, ServerGroupAntiAffinityFilter removed 248".
+_REMOVED = re.compile(r"(\S+) removed \d+")
+
+
+def filter_that_emptied(message):
+    """The filter that removed the last hosts, from a NoValidHost's
+    message: with no host left, the last filter that removed any."""
+    if "passed the filters" in message:
+        return None     # hosts passed; their claims failed
+    removed = _REMOVED.findall(message)
+    return removed[-1] if removed else None
+
+
+def explained_cause(exc):
+    """The cause a NoValidHost's explanation (Scheduler.schedule's
+    ``explain``) names: the class no provider has room for, the filter
+    that removed the last hosts, or what ruled every host out before
+    placement was asked (an unknown zone...)."""
+    explain = exc.explain or {}
+    if "candidates" not in explain:
+        return exc.message.removeprefix("no valid host: ")
+    if not explain["candidates"]:
+        short = explain.get("short_of") or ()
+        return (short[0].partition(":")[0] if short
+                else "no candidates (traits, aggregates or trees)")
+    for turn in reversed(explain.get("instances", ())):
+        emptied = next((f["name"] for f in turn["filters"]
+                        if f["before"] and not f["after"]), None)
+        if emptied:
+            return emptied
+        if not turn["candidate_hosts"]:
+            return "no candidate on an allowed host"
+    return "unexplained"
+
+
+def distinct_groups(groups):
+    """``groups`` without those whose hosts an earlier one already has
+    (the aggregate that makes zone east is zone east)."""
+    out, seen = {}, set()
+    for label, mask in groups.items():
+        key = mask.tobytes()
+        if key not in seen:
+            seen.add(key)
+            out[label] = mask
+    return out
+
+
+def cloud_zones(cloud, default_zone):
+    """The availability zones the compute hosts of ``cloud`` (a
+    cloudfile Cloud) are in: their aggregates' availability_zone
+    metadata, ``default_zone`` for a host in none."""
+    zone_of = {a.uuid: a.metadata.get("availability_zone")
+               for a in cloud.aggregates
+               if a.metadata.get("availability_zone")}
+    aggregates_of = {p.uuid: p.aggregates for p in cloud.providers}
+    zones = set()
+    for host in cloud.hosts:
+        found = {zone_of[u] for u in aggregates_of.get(host.uuid, ())
+                 if u in zone_of}
+        zones |= found or {default_zone}
+    return zones
+
+
+def unknown_zone_warnings(workload, cloud, conf, cloud_label):
+    """One line per zone the workload asks that no host is in, to say
+    before the run: such creates all fail, or go to any host where
+    Nova's rule does that (no aggregate carries the zone, and
+    [scheduler] strict_availability_zones is off)."""
+    known = cloud_zones(cloud, conf.default_availability_zone)
+    carried = {a.metadata.get("availability_zone")
+               for a in cloud.aggregates}
+    lines = []
+    for zone, count in workload_mod.zones_asked(workload).items():
+        if zone in known:
+            continue
+        anywhere = (zone not in carried
+                    and not conf.scheduler.strict_availability_zones)
+        outcome = ("Nova's rule sends them to any host" if anywhere
+                   else "they will fail with NoValidHost")
+        creates = "create asks" if count == 1 else "creates ask"
+        lines.append(
+            f"{workload.path}: {count} {creates} for availability zone "
+            f"{zone!r}, which no host of {cloud_label} is in (zones: "
+            f"{', '.join(sorted(known)) or 'none'}); {outcome}")
+    return lines
 
 
 def _percentiles(ms):

@@ -40,6 +40,9 @@ a flavor is made for each size, named by the ``flavor`` column or after
 the size (``2c-4096m-20g``). Its groups take their policy from an
 optional ``group_policy`` column, anti-affinity by default.
 
+A file whose name ends in .jsonl is a trace gantt-scheduler recorded
+(``[recording]``), read by simulation.recorded_trace.
+
 Anything wrong raises WorkloadError naming the file and the field:
 ``synthetic.arrival.rate_per_s``, ``events[3].action``, ``line 7: time``.
 """
@@ -120,6 +123,12 @@ class Workload:
             "flavors": {n: f.as_spec() for n, f in self.flavors.items()},
             "groups": len(self.groups),
         }
+
+
+def zones_asked(workload):
+    """{zone: creates asking it}, in order of first appearance."""
+    zones = map(operator.attrgetter("zone"), workload.events)
+    return collections.Counter(zone for zone in zones if zone)
 
 
 # -- schema -----------------------------------------------------------
@@ -235,12 +244,17 @@ _VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
 
 def read(path, seed=None):
     """The workload in the file at ``path``: a bare CSV trace if its name
-    ends in .csv, else a YAML (or JSON) document. ``seed`` replaces the
-    seed of a synthetic workload."""
+    ends in .csv, a trace gantt-scheduler recorded if it ends in .jsonl
+    (simulation.recorded_trace), else a YAML (or JSON) document.
+    ``seed`` replaces the seed of a synthetic workload."""
     path = os.fspath(path)
     _check_seed(path, seed)
     if path.lower().endswith(".csv"):
         return _bare_csv(path)
+    if path.lower().endswith(".jsonl"):
+        # Imported here: that module builds on this one.
+        from simulation import recorded_trace
+        return recorded_trace.read(path)
     data = file_errors.read_yaml(path, WorkloadError)
     return parse(data, path, seed=seed,
                  base_dir=os.path.dirname(path) or ".")

@@ -37,6 +37,7 @@ unanswered, and an HTTP/2 connection's errors are gunicorn's own.
 
 import gc
 import os
+import socket
 import sys
 
 from gunicorn import util as gunicorn_util
@@ -46,6 +47,7 @@ from gunicorn.workers import gthread
 from oslo_config import cfg
 from oslo_log import log as logging
 
+from placement import command_errors, config_check
 from placement import conf as conf_mod
 from placement.api import app as app_mod
 from placement.api import errors, microversion, middleware
@@ -102,6 +104,7 @@ def build_conf(argv):
     logging.set_defaults(default_log_levels=(
         logging.get_default_log_levels() + ["alembic=WARN"]))
     conf.register_cli_opts(CLI_OPTS)
+    config_check.register(conf)
     conf(argv, project="gantt", prog="gantt-placement-api")
     if conf.cli_db:
         conf.set_override("connection", database_url(conf.cli_db),
@@ -245,22 +248,63 @@ class Server(gunicorn_base.BaseApplication):
         return app
 
 
+def _can_bind(address):
+    """Whether ``address`` (host:port) is free, bound the way gunicorn
+    binds (SO_REUSEADDR), so that a port in use is one line rather than
+    gunicorn's five retries and its traceback."""
+    host, _, port = address.rpartition(":")
+    host = host.strip("[]")
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, int(port)))
+        except OSError:
+            return False
+    return True
+
+
 def prepare_database(conf):
     store = store_mod.Store.open(conf)
     store.dispose()
+
+
+def _warn(line):
+    print(f"gantt-placement-api: {line}", file=sys.stderr)
+
+
+class AddressInUse(Exception):
+    """The address to listen on is taken."""
+
+
+def serve(conf):
+    address = bind_address(conf)
+    if not _can_bind(address):
+        raise AddressInUse(f"{address} is in use (another server listens "
+                           "there): choose --port or [api] bind_port")
+    prepare_database(conf)
+    LOG.info("gantt-placement-api starting: %s; listening on %s, %d "
+             "workers x %d threads", conf_mod.startup_summary(conf),
+             address, _given(conf.cli_workers, conf.api.workers),
+             _given(conf.cli_threads, conf.api.threads))
+    try:
+        Server(conf).run()
+    finally:
+        LOG.info("gantt-placement-api stopped, pid=%d", os.getpid())
+    return 0
 
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     try:
         conf = build_conf(argv)
+        config_check.check(conf, _warn)
     except cfg.Error as exc:
         print(f"gantt-placement-api: {exc}", file=sys.stderr)
         return 2
     logging.setup(conf, "gantt")
-    prepare_database(conf)
-    Server(conf).run()
-    return 0
+    return command_errors.run("gantt-placement-api", lambda: serve(conf),
+                              debug=conf.debug, failures=(AddressInUse,))
 
 
 if __name__ == "__main__":

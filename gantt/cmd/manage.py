@@ -4,13 +4,15 @@
     gantt-manage [--config-file F] db version     show the schema revision
     gantt-manage [--config-file F] cloud load FILE
     gantt-manage [--config-file F] cloud show [--format table|json]
+    gantt-manage [--config-file F] cloud export FILE
     gantt-manage [--config-file F] schedule SPEC [--claim] [--explain]
     gantt-manage [--config-file F] allocations audit [--heal]
                  [--older-than S] [--format table|json]
     gantt-manage [--config-file F] placement import --from URL
                  [--replace] [--dry-run]
-    gantt-manage [--config-file F] placement verify --against URL
-                 [--token T] [--microversion V]
+    gantt-manage [--config-file F] placement verify [--against URL]
+                 [--token T | --os-cloud NAME] [--os-region-name R]
+                 [--microversion V]
     gantt-manage [--config-file F] placement export --to URL
 
 Exit status: 0 on success, 2 for a file or argument that cannot be used,
@@ -30,14 +32,16 @@ import sys
 from oslo_config import cfg
 from oslo_log import log as logging
 
+from cloudfile import exporter as cloud_exporter
 from cloudfile import loader, report
+from placement import command_errors, config_check, errors
 from placement import conf as conf_mod
-from placement import errors
 from placement.adopt import exporter, importer, openstack_db, verify
 from placement.db import migration
 from placement.db import store as store_mod
-from scheduler import allocation_audit, host_state, host_updates
+from scheduler import allocation_audit, host_options, host_state, host_updates
 from scheduler import cli as scheduler_cli
+from scheduler import conf as scheduler_conf
 from scheduler import errors as scheduler_errors
 
 LOG = logging.getLogger(__name__)
@@ -82,6 +86,21 @@ def cloud_show(conf):
                          sort_keys=True))
     else:
         print(report.render(snap, hosts))
+
+
+def cloud_export(conf):
+    """The cloud in the database as a cloud file that cloud load and
+    gantt-simulate --cloud read back (cloudfile.exporter)."""
+    store = store_mod.Store.open(conf)
+    try:
+        data = cloud_exporter.document(store)
+    finally:
+        store.dispose()
+    cloud_exporter.write(conf.command.file, data)
+    if conf.command.file != "-":
+        print(f"exported to {conf.command.file}: "
+              f"{len(data['providers'])} providers, "
+              f"{len(data['allocations'])} consumers with allocations")
 
 
 def allocations_audit(conf):
@@ -133,9 +152,11 @@ def placement_import(conf):
 
 def placement_verify(conf):
     args = conf.command
+    # The other side first: a cloud that cannot be read stops here.
+    theirs = verify.connect(args.against, args.token, args.os_cloud,
+                            args.os_region_name, args.microversion)
     store = store_mod.Store.open(conf)
     ours = verify.GanttSide(conf, store, args.microversion)
-    theirs = verify.HttpSide(args.against, args.token, args.microversion)
     try:
         result = verify.run(ours, theirs)
     finally:
@@ -143,7 +164,7 @@ def placement_verify(conf):
         theirs.close()
     for line in result.differences:
         print(line)
-    print(f"compared {result.asked} answers with {args.against}: "
+    print(f"compared {result.asked} answers with {theirs.root}: "
           f"{len(result.differences) or 'none'} differ")
     return 1 if result.differences else 0
 
@@ -179,6 +200,12 @@ def _add_parsers(subparsers):
         "show", help="print providers, capacity and usage")
     show.add_argument("--format", choices=["table", "json"], default="table")
     show.set_defaults(run=cloud_show)
+    export = cloud_actions.add_parser(
+        "export", help="write the cloud in the database as a cloud file "
+                       "(YAML; JSON if FILE ends in .json; - for standard "
+                       "output)")
+    export.add_argument("file", help="path of the cloud file to write")
+    export.set_defaults(run=cloud_export)
 
     allocations = subparsers.add_parser(
         "allocations", help="allocations no instance accounts for")
@@ -221,10 +248,11 @@ def _add_parsers(subparsers):
     ver = placement_actions.add_parser(
         "verify", help="ask gantt and a running placement service the same "
                        "GETs and print where their answers differ")
-    ver.add_argument("--against", required=True, metavar="URL",
-                     help="the placement service's endpoint")
-    ver.add_argument("--token", default=None,
-                     help="X-Auth-Token for it (with noauth2: admin)")
+    ver.add_argument("--against", metavar="URL", default=None,
+                     help="the placement service's endpoint (default: "
+                          "the one in the service catalog of the cloud, "
+                          "--os-cloud)")
+    verify.add_options(ver)
     ver.add_argument("--microversion", default="1.39",
                      help="asked of both (default 1.39)")
     ver.set_defaults(run=placement_verify)
@@ -254,9 +282,14 @@ def _seconds(text):
 def build_conf(argv):
     conf = cfg.ConfigOpts()
     conf_mod.register_opts(conf)
+    # The scheduler's too: `schedule` and `allocations audit` use them,
+    # and every command checks the values it registers.
+    scheduler_conf.register_opts(conf)
+    host_options.register_opts(conf)
     logging.register_options(conf)
     logging.set_defaults(default_log_levels=(
         logging.get_default_log_levels() + ["alembic=WARN"]))
+    config_check.register(conf)
     conf.register_cli_opt(cfg.SubCommandOpt(
         "command", title="commands", handler=_add_parsers,
         help="run 'gantt-manage <command> --help' for details"))
@@ -264,35 +297,34 @@ def build_conf(argv):
     return conf
 
 
+# What the operator's input caused (exit status 2), and failures that are
+# not (1); command_errors.run() handles the rest the same way for every
+# command.
+USAGE_ERRORS = (loader.CloudFileError, openstack_db.SourceError,
+                verify.VerifyError, importer.ImportRefused,
+                exporter.ExportRefused, scheduler_cli.SpecFileError,
+                scheduler_errors.InvalidRequestSpec,
+                scheduler_errors.ConfigError)
+FAILURES = (scheduler_errors.SchedulerError, errors.PlacementError,
+            host_updates.SourceError)
+
+
+def _warn(line):
+    print(f"gantt-manage: {line}", file=sys.stderr)
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     try:
         conf = build_conf(argv)
+        config_check.check(conf, _warn)
     except cfg.Error as exc:
         print(f"gantt-manage: {exc}", file=sys.stderr)
         return 2
     logging.setup(conf, "gantt")
-    try:
-        code = conf.command.run(conf)
-    except (loader.CloudFileError, openstack_db.SourceError,
-            verify.VerifyError, importer.ImportRefused,
-            exporter.ExportRefused) as exc:
-        print(f"gantt-manage: {exc}", file=sys.stderr)
-        return 2
-    except (scheduler_cli.SpecFileError,
-            scheduler_errors.InvalidRequestSpec) as exc:
-        print(f"gantt-manage: {exc.message}", file=sys.stderr)
-        return 2
-    except scheduler_errors.SchedulerError as exc:
-        print(f"gantt-manage: {exc.message}", file=sys.stderr)
-        return 1
-    except errors.PlacementError as exc:
-        print(f"gantt-manage: {exc.message}", file=sys.stderr)
-        return 1
-    except host_updates.SourceError as exc:
-        print(f"gantt-manage: {exc}", file=sys.stderr)
-        return 1
-    return code or 0
+    return command_errors.run(
+        "gantt-manage", lambda: conf.command.run(conf), debug=conf.debug,
+        usage=USAGE_ERRORS, failures=FAILURES)
 
 
 if __name__ == "__main__":

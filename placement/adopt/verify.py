@@ -17,6 +17,7 @@ import urllib.parse
 import requests
 import webob
 
+from placement.adopt import cloud_auth
 from placement.api import app as app_mod
 from placement.candidates import engine as engine_mod
 
@@ -57,27 +58,50 @@ class GanttSide:
 
 
 class HttpSide:
-    """A placement service over HTTP; ``token`` in X-Auth-Token."""
+    """A placement service over HTTP; ``token`` in X-Auth-Token (a
+    string, or a callable giving each request's: a keystoneauth
+    session's, renewed when it expires). ``verify`` and ``cert``:
+    requests' TLS settings when given. :func:`connect` makes one from
+    the command line's --against, --token and --os-cloud."""
 
-    def __init__(self, url, token, version, timeout=30):
+    def __init__(self, url, token, version, timeout=30, verify=None,
+                 cert=None, source=None):
         self.root = url.rstrip("/")
         self.session = requests.Session()
+        if verify is not None:
+            self.session.verify = verify
+        if cert is not None:
+            self.session.cert = cert
         self.headers = {"accept": "application/json",
                         "openstack-api-version": f"placement {version}"}
-        if token:
-            self.headers["x-auth-token"] = token
+        self.token = token
         self.timeout = timeout
+        self.source = source or ("--token" if token else None)
+
+    def _headers(self, path):
+        token = self.token
+        if callable(token):
+            try:
+                token = token()
+            except cloud_auth.AuthError as exc:
+                raise VerifyError(f"GET {self.root}{path}: {exc}") from None
+        if not token:
+            return self.headers
+        return dict(self.headers, **{"x-auth-token": token})
 
     def get(self, path):
+        headers = self._headers(path)
         try:
             response = self.session.get(self.root + path,
-                                        headers=self.headers,
+                                        headers=headers,
                                         timeout=self.timeout)
         except requests.RequestException as exc:
             raise VerifyError(f"GET {self.root}{path}: {exc}") from None
         if response.status_code in (401, 403):
+            check = (f"the token of {self.source}" if self.source
+                     else "--token or --os-cloud: none was sent")
             raise VerifyError(f"GET {self.root}{path}: "
-                              f"{response.status_code} (check --token)")
+                              f"{response.status_code} (check {check})")
         try:
             body = response.json() if response.content else None
         except ValueError:
@@ -87,6 +111,27 @@ class HttpSide:
 
     def close(self):
         self.session.close()
+
+
+def add_options(parser):
+    """--token, --os-cloud and --os-region-name of placement verify."""
+    cloud_auth.add_options(parser, "--against")
+
+
+def connect(url, token, cloud, region, version, timeout=30):
+    """The :class:`HttpSide` of ``placement verify``: ``url`` (--against,
+    None to take placement from the cloud's service catalog) read with
+    the raw ``token`` or as ``cloud`` (--os-cloud, OS_CLOUD, OS_*; see
+    placement.adopt.cloud_auth) in ``region``."""
+    try:
+        endpoint = cloud_auth.connect(url, token=token, cloud=cloud,
+                                      region=region, url_option="--against",
+                                      timeout=timeout)
+    except cloud_auth.AuthError as exc:
+        raise VerifyError(str(exc)) from None
+    return HttpSide(endpoint.url, endpoint.token, version, timeout=timeout,
+                    verify=endpoint.verify, cert=endpoint.cert,
+                    source=endpoint.source)
 
 
 def normal(body):

@@ -1,10 +1,19 @@
 """WSGI entry point for servers other than gantt-placement-api (uwsgi,
 mod_wsgi, or gunicorn run directly): ``placement.api.wsgi:application``.
 
-The configuration is read as every gantt command reads it; set
-GANTT_CONFIG_FILE to name the file explicitly. The application is built
-on the first request in each server process (after any fork), not at
-import.
+The configuration is read as every gantt command reads it (and checked
+the same way: unknown options are logged as warnings); set
+GANTT_CONFIG_FILE (in the process environment, or in the WSGI environ
+as mod_wsgi's SetEnv puts it) to name the file explicitly. The
+application is built on the first request in each server process (after
+any fork), not at import.
+
+Workers never migrate the schema: ``gantt-manage db sync`` does, once,
+before the server starts (or gantt-placement-api's master, when
+``[placement_database] sync_on_startup`` is set). Until the schema is
+current every request is answered 503 with a body that says so, and the
+next request looks again, so that a sync run after the server started
+needs no restart.
 """
 
 import os
@@ -14,20 +23,69 @@ from oslo_config import cfg
 from oslo_log import log as logging
 
 from placement import conf as conf_mod
+from placement import config_check
 from placement.api import app as app_mod
+from placement.api import errors, middleware
+from placement.db import migration
+from placement.db import store as store_mod
+
+LOG = logging.getLogger(__name__)
+CONFIG_VARIABLE = "GANTT_CONFIG_FILE"
 
 
-def init_application(environ=None):
-    environ = os.environ if environ is None else environ
+class SchemaNotCurrent(Exception):
+    """The database's schema is not the one this gantt needs."""
+
+
+def _read_conf(environ):
     conf = cfg.ConfigOpts()
     conf_mod.register_opts(conf)
     app_mod.register_opts(conf)
     logging.register_options(conf)
-    config_file = environ.get("GANTT_CONFIG_FILE")
+    config_check.register(conf)
+    config_file = environ.get(CONFIG_VARIABLE)
     conf([], project="gantt",
          default_config_files=[config_file] if config_file else None)
+    return conf
+
+
+def current_store(conf):
+    """A store on the configured database, whose schema must be at the
+    head revision already (SchemaNotCurrent otherwise)."""
+    store = store_mod.Store(conf)
+    found = migration.current_revision(store.engine)
+    wanted = migration.head_revision()
+    if found != wanted:
+        store.dispose()
+        raise SchemaNotCurrent(
+            f"the database schema is at revision {found or 'none'}, this "
+            f"gantt needs {wanted}: run 'gantt-manage db sync'")
+    return store
+
+
+def init_application(environ=None):
+    environ = os.environ if environ is None else environ
+    conf = _read_conf(environ)
     logging.setup(conf, "gantt")
-    return app_mod.make_app(conf)
+    config_check.check(conf, LOG.warning, strict=conf.strict)
+    store = current_store(conf)
+    LOG.info("gantt placement WSGI application: %s",
+             conf_mod.startup_summary(conf))
+    return app_mod.make_app(conf, store=store)
+
+
+def _unavailable(environ, start_response, reason):
+    response = errors.standalone(503, reason, middleware.new_request_id())
+    return response(environ, start_response)
+
+
+def _settings(environ):
+    """The process environment, with GANTT_CONFIG_FILE from the request's
+    WSGI environ when the server puts it there (mod_wsgi's SetEnv)."""
+    settings = dict(os.environ)
+    if CONFIG_VARIABLE in environ:
+        settings[CONFIG_VARIABLE] = environ[CONFIG_VARIABLE]
+    return settings
 
 
 class _Lazy:
@@ -39,7 +97,12 @@ class _Lazy:
         if self._app is None:
             with self._lock:
                 if self._app is None:
-                    self._app = init_application()
+                    try:
+                        self._app = init_application(_settings(environ))
+                    except SchemaNotCurrent as exc:
+                        LOG.error("%s", exc)
+                        return _unavailable(environ, start_response,
+                                            str(exc))
         return self._app(environ, start_response)
 
 

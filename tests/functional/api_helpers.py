@@ -88,12 +88,14 @@ class _QuietHandler(simple_server.WSGIRequestHandler):
         pass
 
 
-def serve_http(store):
-    """The REST API on ``store``, served over HTTP by threads of this
-    process at a loopback URL: (url, app, stop)."""
+def serve_http(store, wrap=None):
+    """The REST API on ``store`` (behind ``wrap(app)`` when given),
+    served over HTTP by threads of this process at a loopback URL:
+    (url, app, stop)."""
     app, engine = make_app(store)
+    served = wrap(app) if wrap is not None else app
     server = simple_server.make_server(
-        "127.0.0.1", 0, app, server_class=_ThreadingWSGIServer,
+        "127.0.0.1", 0, served, server_class=_ThreadingWSGIServer,
         handler_class=_QuietHandler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

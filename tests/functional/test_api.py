@@ -222,11 +222,48 @@ def test_wsgi_entry_point_reads_the_named_config(tmp_path):
         f"[placement_database]\n"
         f"connection = sqlite:///{tmp_path / 'placement.sqlite'}\n"
         f"[api]\ncandidates_cache_entries = 0\n")
+    _sync(config)
     app = wsgi.init_application({"GANTT_CONFIG_FILE": str(config)})
     response = api_helpers.Client(app).post("/resource_providers",
                                             {"name": "from-wsgi"})
     assert response.status_int == 200
     assert (tmp_path / "placement.sqlite").exists()
+
+
+def _sync(config):
+    from gantt.cmd import manage
+    assert manage.main(["--config-file", str(config), "db", "sync"]) == 0
+
+
+def engine_has_tables(path):
+    import sqlite3
+    with sqlite3.connect(path) as db:
+        return bool(db.execute(
+            "SELECT name FROM sqlite_master WHERE type='table'").fetchall())
+
+
+def test_wsgi_workers_do_not_migrate_503_until_db_sync(tmp_path,
+                                                      monkeypatch):
+    from placement.api import wsgi
+    from placement.db import migration
+    config = tmp_path / "gantt.conf"
+    config.write_text(
+        f"[placement_database]\n"
+        f"connection = sqlite:///{tmp_path / 'placement.sqlite'}\n")
+    monkeypatch.setenv("GANTT_CONFIG_FILE", str(config))
+    app = api_helpers.Client(wsgi._Lazy())
+    response = app.get("/resource_providers")
+    assert response.status_int == 503
+    detail = response.json["errors"][0]["detail"]
+    head = migration.head_revision()
+    assert (f"the database schema is at revision none, this gantt needs "
+            f"{head}: run 'gantt-manage db sync'") in detail
+    # Nothing was created by the worker: the schema is still missing.
+    assert app.get("/resource_providers").status_int == 503
+    assert not engine_has_tables(tmp_path / "placement.sqlite")
+    _sync(config)
+    # The next request looks again: no restart needed.
+    assert app.get("/resource_providers").json == {"resource_providers": []}
 
 
 def test_api_server_binds_to_its_own_options(tmp_path):

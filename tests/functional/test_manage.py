@@ -16,7 +16,7 @@ EXAMPLE = REPO / "etc/examples/cluster.yaml"
 
 @pytest.fixture
 def config(tmp_path, monkeypatch):
-    # `make` exports OS_DEFAULT__STATE_PATH, which would beat the file and
+    # An OS_DEFAULT__STATE_PATH in the environment would beat the file and
     # point every test at the developer's own database.
     monkeypatch.delenv("OS_DEFAULT__STATE_PATH", raising=False)
     path = tmp_path / "gantt.conf"

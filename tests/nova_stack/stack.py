@@ -64,8 +64,8 @@ def scheduler_choice():
 
 def child_env(**extra):
     """The environment of a child: ours without OS_* options (oslo.config
-    reads OS_<GROUP>__<OPTION> from the environment, and make exports one
-    for gantt) and without another virtualenv's traces."""
+    reads OS_<GROUP>__<OPTION> from the environment: the developer's own
+    must not reach the stack) and without another virtualenv's traces."""
     env = {name: value for name, value in os.environ.items()
            if not name.startswith("OS_")
            and name not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}

@@ -168,11 +168,27 @@ def test_malformed_inputs_exit_2_naming_file_and_field(
     paths = _bad(tmp_path, files, which, content)
     code = cli.main(["run", "--cloud", paths["cloud"], "--workload",
                      paths["workload"], "--config-file", paths["spread"],
-                     "--out", str(tmp_path / "out"), "--no-progress"])
+                     "--strict", "--out", str(tmp_path / "out"),
+                     "--no-progress"])
     assert code == 2
     err = capsys.readouterr().err
     assert words in err
     assert not (tmp_path / "out").exists()
+
+
+def test_unknown_option_warns_and_runs_without_strict(files, tmp_path,
+                                                     capsys):
+    paths = _bad(tmp_path, files, "spread",
+                 "[filter_scheduler]\nram_weight_multipler = 2\n")
+    code = cli.main(["run", "--cloud", paths["cloud"], "--workload",
+                     paths["workload"], "--config-file", paths["spread"],
+                     "--out", str(tmp_path / "out"), "--no-progress"])
+    assert code == 0
+    err = capsys.readouterr().err
+    assert ("gantt-simulate: warning: " + paths["spread"] +
+            ": [filter_scheduler] ram_weight_multipler: unknown option "
+            "(did you mean ram_weight_multiplier?)") in err
+    assert (tmp_path / "out" / "report.json").exists()
 
 
 @pytest.mark.parametrize("argv, words", [

@@ -194,13 +194,25 @@ def test_report_json_round_trips(written):
     assert text == json.dumps(original, indent=2, sort_keys=True) + "\n"
 
 
+def assert_self_contained(page):
+    """Nothing a browser would fetch: plotly.js is inline, once."""
+    lower = page.lower()
+    assert re.search(r"<script[^>]*\ssrc=", lower) is None
+    assert re.search(r"<link[^>]*href=", lower) is None
+    assert lower.count("<script") >= 1
+    assert page.count("plotly.js v") <= 2   # its banner, one copy
+
+
 def test_html_is_self_contained_and_escaped(written):
     _, paths = written
     with open(paths["html"], encoding="utf-8") as f:
         page = f.read()
-    assert page.count("data:image/png;base64,") == len(report_mod.PLOTS)
-    for forbidden in ("http://", "https://", "<script"):
-        assert forbidden not in page.lower()
+    # Interactive plots replace the PNGs on the page.
+    assert "<img " not in page
+    assert_self_contained(page)
+    for stem in ("utilisation", "failures", "causes", "host_fill",
+                 "stranded", "latency"):
+        assert f'id="plot-{stem}"' in page, stem
     assert "/tmp/&lt;b&gt;cloud&lt;/b&gt;&amp;co.yaml" in page
     assert "<b>cloud" not in page
     # The tables are there, with values from the report.
@@ -209,13 +221,19 @@ def test_html_is_self_contained_and_escaped(written):
         assert text in page
 
 
-def test_html_embeds_the_written_pngs(written):
-    _, paths = written
+def test_html_embeds_the_written_pngs_without_plotly(tmp_path,
+                                                      monkeypatch):
+    monkeypatch.setattr(report_mod.interactive, "available",
+                        lambda: False)
+    paths = report_mod.write(make_report(), str(tmp_path))
     with open(paths["html"], encoding="utf-8") as f:
         page = f.read()
     with open(paths["plots"]["latency"], "rb") as f:
         latency = base64.b64encode(f.read()).decode()
     assert latency in page
+    assert page.count("data:image/png;base64,") == len(report_mod.PLOTS)
+    assert "<script" not in page.lower()
+    assert "Install plotly" in page
 
 
 def test_write_refuses_a_non_report(tmp_path):
@@ -261,7 +279,7 @@ def test_write_an_empty_run(tmp_path):
         assert_png(path)
     assert report_mod.load(paths["json"]) == report
     with open(paths["html"], encoding="utf-8") as f:
-        assert f.read().count("data:image/png;base64,") == 5
+        assert 'id="plot-utilisation"' in f.read()
 
 
 def test_clock_that_never_moves_plots_against_events(tmp_path):
@@ -304,7 +322,8 @@ def test_compare_table_holds_the_differences(compared):
     assert rows["no_valid_host"]["diff"] == -7
     assert rows["no_valid_host"]["relative"] == pytest.approx(-0.7)
     assert rows["utilisation_end.VCPU"]["diff"] == pytest.approx(0.1)
-    assert rows["utilisation_end.VCPU"]["relative"] == pytest.approx(0.125)
+    # A share changes by points, never by a relative change of itself.
+    assert rows["utilisation_end.VCPU"]["relative"] is None
     assert rows["timing.decision_ms.p99"]["diff"] == -3.0
     assert rows["timing.decision_ms.p99"]["relative"] == -0.25
     assert rows["fits_at_end.m1.small"]["relative"] == -1.0
@@ -360,7 +379,7 @@ def test_compare_summary_lists_the_rows(compared):
     assert re.search(r"140\s+147\s+\+7\s+\+5\.0%$", placed)
     vcpu = next(line for line in lines
                 if line.startswith("utilisation_end.VCPU"))
-    assert re.search(r"80\.0%\s+90\.0%\s+\+10\.0 pp\s+\+12\.5%$", vcpu)
+    assert re.search(r"80\.0%\s+90\.0%\s+\+10\.0 pts\s+\+10\.0 pts$", vcpu)
     assert "before" in lines[0] and "<after>" in lines[1]
     header = next(line for line in lines if line.startswith("figure"))
     assert "<after> - before" in header

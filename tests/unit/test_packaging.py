@@ -3,7 +3,8 @@
 - every directory of the product's packages that holds a file is a
   package (some have no __init__.py: alembic's script directory,
   scheduler/nova_db), so the wheel misses none of them;
-- the samples and every example go to share/gantt/etc/ as data files;
+- the samples, every example and the systemd units go to share/gantt/etc/
+  as data files;
 - no deprecated license classifier (the SPDX expression says it);
 - every requirement is imported by the product: the core ones somewhere
   in its packages, the simulate extra's only by simulation/;
@@ -61,8 +62,8 @@ def test_samples_and_examples_are_data_files(setup_py):
     shipped = {path: target for target, paths in kwargs["data_files"]
                for path in paths}
     expected = ["etc/gantt.conf.sample", "etc/policy.yaml.sample"] + [
-        str(p.relative_to(REPO)) for p in (REPO / "etc/examples").rglob("*")
-        if p.is_file()]
+        str(p.relative_to(REPO)) for folder in ("etc/examples", "etc/systemd")
+        for p in (REPO / folder).rglob("*") if p.is_file()]
     for path in expected:
         assert shipped.get(path) == "share/gantt/" + os.path.dirname(path)
 

@@ -1,0 +1,57 @@
+"""gantt-scheduler's own options, declared apart from the messaging
+options (rpc/conf.py) so that listing them (oslo-config-generator, the
+config file check every command runs) does not import oslo.messaging."""
+
+import socket
+
+from oslo_config import cfg
+
+from rpc import recorder
+
+DEFAULT_TOPIC = "scheduler"
+
+DEFAULT_OPTS = [
+    cfg.StrOpt(
+        "host",
+        default=socket.gethostname(),
+        sample_default="<current_hostname>",
+        help="Name of this scheduler service: its RPC server name, so "
+             "that a caller can address one scheduler (topic.host) rather "
+             "than any of them. Must be unique among the schedulers on one "
+             "broker and exchange."),
+    cfg.IntOpt(
+        "graceful_shutdown_timeout",
+        default=60,
+        min=0,
+        help="Seconds gantt-scheduler waits, after SIGTERM or SIGINT, for "
+             "the calls it is handling to finish before it exits anyway. "
+             "0 waits as long as they take."),
+]
+
+SCHEDULER_OPTS = [
+    cfg.IntOpt(
+        "workers",
+        min=1,
+        sample_default="<number of CPUs>",
+        help="gantt-scheduler processes. Each has its own broker "
+             "connection, database pool and in-memory host state, and "
+             "takes its share of the calls from the common queue; every "
+             "one receives the fanout casts. Unset means the number of "
+             "CPUs. With the in-process transport (kombu+memory) there is "
+             "always one."),
+    cfg.StrOpt(
+        "topic",
+        default=DEFAULT_TOPIC,
+        help="RPC topic the scheduler listens on (Nova's conductors call "
+             "'scheduler'). A different topic keeps separate scheduler "
+             "deployments, or test runs, on one broker apart: the topic "
+             "names the queues, whatever the exchange."),
+]
+
+
+def list_opts():
+    """gantt's own RPC options, for oslo-config-generator (oslo.messaging's
+    come from its namespace, with our defaults set by
+    rpc.conf.set_sample_defaults)."""
+    return [("DEFAULT", DEFAULT_OPTS), ("scheduler", SCHEDULER_OPTS),
+            *recorder.list_opts()]

@@ -1,0 +1,195 @@
+"""Errors end every command the same way: one line on stderr, exit status
+2 for input that cannot be used and 1 for other failures, the traceback
+only with --debug (placement.command_errors). The commands run as
+subprocesses, as an operator runs them."""
+
+import json
+import os
+import pathlib
+import socket
+import subprocess
+import sys
+
+import pytest
+
+BIN = pathlib.Path(sys.executable).parent
+REPO = pathlib.Path(__file__).parents[2]
+SIM = REPO / "etc/examples/simulation"
+CLUSTER = REPO / "etc/examples/cluster.yaml"
+
+# Port 1 on loopback: nothing listens there, the connection is refused.
+UNREACHABLE = "postgresql+psycopg://nobody:secret@127.0.0.1:1/placement"
+
+
+def _env():
+    return {k: v for k, v in os.environ.items() if not k.startswith("OS_")}
+
+
+def _run(argv, cwd, timeout=120):
+    return subprocess.run([str(BIN / argv[0]), *argv[1:]], cwd=cwd,
+                          capture_output=True, text=True, timeout=timeout,
+                          env=_env())
+
+
+def _conf(tmp_path, text=""):
+    path = tmp_path / "gantt.conf"
+    path.write_text(f"[DEFAULT]\nstate_path = {tmp_path / 'state'}\n"
+                    f"{text}")
+    return path
+
+
+def _one_line(done, code, line):
+    assert done.returncode == code, done.stderr
+    assert done.stderr.splitlines() == [line], done.stderr
+
+
+def _database_conf(tmp_path, url):
+    # No retries: an unreachable database fails at once.
+    return _conf(tmp_path, f"[placement_database]\nconnection = {url}\n"
+                           "max_retries = 0\n")
+
+
+def _commands(conf):
+    return {
+        "gantt-manage": ["gantt-manage", "--config-file", str(conf), "db",
+                         "sync"],
+        "gantt-placement-api": ["gantt-placement-api", "--config-file",
+                                str(conf), "--port", "0"],
+        "gantt-scheduler": ["gantt-scheduler", "--config-file", str(conf)],
+        "gantt-simulate": ["gantt-simulate", "capacity", "--config-file",
+                           str(conf), "--flavor",
+                           "vcpus=1,memory_mb=512,root_gb=1"],
+    }
+
+
+COMMANDS = ("gantt-manage", "gantt-placement-api", "gantt-scheduler",
+            "gantt-simulate")
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=list(COMMANDS))
+def test_unknown_database_type_exits_2(tmp_path, command):
+    conf = _database_conf(tmp_path, "nosuchdb://host/placement")
+    done = _run(_commands(conf)[command], tmp_path)
+    _one_line(done, 2, f"{command}: database URL: Can't load plugin: "
+                       "sqlalchemy.dialects:nosuchdb")
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=list(COMMANDS))
+def test_unreachable_database_exits_1(tmp_path, command):
+    conf = _database_conf(tmp_path, UNREACHABLE)
+    done = _run(_commands(conf)[command], tmp_path)
+    assert done.returncode == 1, done.stderr
+    [line] = done.stderr.splitlines()
+    assert line.startswith(f"{command}: cannot use the database: "), line
+    assert "Connection refused" in line
+    assert "secret" not in line
+
+
+def test_driver_not_installed_exits_2_saying_what_to_install(tmp_path):
+    conf = _database_conf(tmp_path,
+                          "postgresql+nosuchdriver://u@127.0.0.1/p")
+    done = _run(_commands(conf)["gantt-manage"], tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert len(done.stderr.splitlines()) == 1
+    assert "nosuchdriver" in done.stderr
+
+
+def test_debug_prints_the_traceback_then_the_line(tmp_path):
+    conf = _database_conf(tmp_path, "nosuchdb://host/placement")
+    done = _run(["gantt-manage", "--config-file", str(conf), "--debug",
+                 "db", "sync"], tmp_path)
+    assert done.returncode == 2
+    lines = done.stderr.splitlines()
+    assert lines[0] == "Traceback (most recent call last):"
+    assert lines[-1] == ("gantt-manage: database URL: Can't load plugin: "
+                         "sqlalchemy.dialects:nosuchdb")
+
+
+def test_port_in_use_exits_1(tmp_path):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = _run(["gantt-placement-api", "--config-file",
+                     str(_conf(tmp_path)), "--port", str(port)], tmp_path)
+    _one_line(done, 1, f"gantt-placement-api: 127.0.0.1:{port} is in use "
+                       "(another server listens there): choose --port or "
+                       "[api] bind_port")
+
+
+def test_simulate_out_naming_a_file_exits_2(tmp_path):
+    out = tmp_path / "report"
+    out.write_text("not a directory")
+    done = _run(["gantt-simulate", "run", "--cloud", str(SIM / "cloud.yaml"),
+                 "--workload", str(SIM / "workload.yaml"), "--out",
+                 str(out), "--no-progress"], tmp_path)
+    _one_line(done, 2, f"gantt-simulate: --out {out}: a file is there; the "
+                       "report needs a directory")
+    assert out.read_text() == "not a directory"
+
+
+UNKNOWN_FILTER = "[filter_scheduler]\nenabled_filters = ComputeFilter,Nope\n"
+FILTER_LINE = ("[filter_scheduler] enabled_filters: unknown filter Nope; "
+               "known: ")
+
+
+def test_unknown_filter_exits_2_from_the_scheduler(tmp_path):
+    done = _run(["gantt-scheduler", "--config-file",
+                 str(_conf(tmp_path, UNKNOWN_FILTER))], tmp_path)
+    assert done.returncode == 2, done.stderr
+    [line] = done.stderr.splitlines()
+    assert line.startswith(f"gantt-scheduler: {FILTER_LINE}"), line
+    assert "ComputeFilter" in line
+
+
+def test_unknown_weigher_exits_2_from_manage_schedule(tmp_path):
+    conf = _conf(tmp_path, "[filter_scheduler]\nweight_classes = "
+                           "RAMWeigher,Heavy\n")
+    assert _run(["gantt-manage", "--config-file", str(conf), "cloud",
+                 "load", str(CLUSTER)], tmp_path).returncode == 0
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps({"flavor": {"vcpus": 1, "memory_mb": 512,
+                                           "root_gb": 1}}))
+    done = _run(["gantt-manage", "--config-file", str(conf), "schedule",
+                 str(spec)], tmp_path)
+    assert done.returncode == 2, done.stderr
+    [line] = done.stderr.splitlines()
+    assert line.startswith("gantt-manage: [filter_scheduler] "
+                           "weight_classes: unknown weigher Heavy; known: ")
+
+
+def test_unknown_filter_exits_2_from_simulate(tmp_path):
+    conf = _conf(tmp_path, UNKNOWN_FILTER)
+    done = _run(["gantt-simulate", "run", "--cloud", str(SIM / "cloud.yaml"),
+                 "--workload", str(SIM / "workload.yaml"), "--config-file",
+                 str(conf), "--out", str(tmp_path / "out"),
+                 "--no-progress"], tmp_path)
+    assert done.returncode == 2, done.stderr
+    [line] = done.stderr.splitlines()
+    assert line.startswith(f"gantt-simulate: {conf}: {FILTER_LINE}"), line
+
+
+@pytest.mark.parametrize("field, value, says", [
+    ("flavor", {"vcpus": "two", "memory_mb": 512, "root_gb": 1},
+     "flavor.vcpus: 'two' is not of type 'integer'"),
+    ("instance_group", 5, "instance_group: 5 is not an object or null"),
+    ("numa_topology", {"cells": [{"pagesize": "big"}]},
+     "numa_topology.cells.0.pagesize: 'big' is not null or an integer or "
+     "one of -1, -2, -3"),
+], ids=["wrong-type", "any-of-object", "any-of-enum"])
+def test_bad_spec_names_the_file_and_the_field(tmp_path, field, value, says):
+    conf = _conf(tmp_path)
+    spec = {"flavor": {"vcpus": 1, "memory_mb": 512, "root_gb": 1}}
+    spec[field] = value
+    path = tmp_path / "spec.json"
+    path.write_text(json.dumps(spec))
+    done = _run(["gantt-manage", "--config-file", str(conf), "schedule",
+                 str(path)], tmp_path)
+    _one_line(done, 2, f"gantt-manage: {path}: {says}")
+
+
+def test_recording_without_a_path_exits_2(tmp_path):
+    conf = _conf(tmp_path, "[recording]\nenabled = true\n")
+    done = _run(["gantt-scheduler", "--config-file", str(conf)], tmp_path)
+    _one_line(done, 2, "gantt-scheduler: [recording] path: required when "
+                       "recording is enabled")
