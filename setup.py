@@ -12,7 +12,7 @@ import os
 from setuptools import find_namespace_packages, setup
 
 PACKAGES = ("placement", "scheduler", "filters", "weighers", "rpc",
-            "simulation", "cloudfile", "gantt")
+            "simulation", "cloudfile", "compute", "gantt")
 
 
 def _packages():

@@ -7,8 +7,11 @@ module imports across them.
   (filters.base, weighers.base, shared maths) and no scheduler, rpc or
   placement internals;
 - the scheduler does not import what sits on top of it (rpc, simulation,
-  cloudfile, gantt), nor the RPC service, cloud files and the simulator
-  one another's (but the simulator reads cloud files) or the commands.
+  cloudfile, compute, gantt), nor the RPC service, cloud files and the
+  simulator one another's (but the simulator reads cloud files) or the
+  commands;
+- the compute side (compute/) sits beside the scheduler: it uses
+  placement and rpc's client, and nothing below it imports it.
 
 Imports are read from the source (every ``import`` and ``from`` at any
 depth, functions included), so a late import inside a function counts.
@@ -21,18 +24,22 @@ import pytest
 
 REPO = pathlib.Path(__file__).parents[2]
 PACKAGES = ("placement", "scheduler", "filters", "weighers", "rpc",
-            "simulation", "cloudfile", "gantt")
+            "simulation", "cloudfile", "compute", "gantt")
 FORBIDDEN = {
     "placement": {"scheduler", "rpc", "filters", "weighers", "simulation",
-                  "cloudfile", "gantt"},
+                  "cloudfile", "compute", "gantt"},
     "filters": {"scheduler", "rpc", "placement", "weighers", "simulation",
-                "cloudfile", "gantt"},
+                "cloudfile", "compute", "gantt"},
     "weighers": {"scheduler", "rpc", "placement", "filters", "simulation",
-                 "cloudfile", "gantt"},
-    "scheduler": {"rpc", "simulation", "cloudfile", "gantt"},
-    "rpc": {"simulation", "cloudfile", "gantt"},
-    "cloudfile": {"rpc", "simulation", "gantt"},
+                 "cloudfile", "compute", "gantt"},
+    "scheduler": {"rpc", "simulation", "cloudfile", "compute", "gantt"},
+    "rpc": {"simulation", "cloudfile", "compute", "gantt"},
+    "cloudfile": {"rpc", "simulation", "compute", "gantt"},
     "simulation": {"rpc", "gantt"},
+    # The compute side reports to placement (and to the scheduler over
+    # RPC, with rpc's client); the scheduler's insides are not its own.
+    "compute": {"scheduler", "filters", "weighers", "simulation",
+                "cloudfile", "gantt"},
 }
 
 
