@@ -157,6 +157,7 @@ setup(
             "gantt.scheduler.hosts = scheduler.host_options:list_opts",
             "gantt.scheduler = scheduler.conf:list_opts",
             "gantt.rpc = rpc.options:list_opts",
+            "gantt.compute = compute.conf:list_opts",
         ],
         "oslo.config.opts.defaults": [
             "gantt.rpc = rpc.conf:set_sample_defaults",
