@@ -1,0 +1,97 @@
+"""Reshape compute nodes' trees from a file, offline or one node at a
+time (compute.upgrade), against the embedded placement or a REST API:
+
+    python -m compute.reshape_command nodes.json [--rolling] [--check]
+        [--endpoint URL [--token TOKEN] | --config-file gantt.conf]
+
+nodes.json: {"nodes": [{"tree": [provider, ...], "moves": [move, ...]}]}
+where a provider is {"uuid", "name", "parent_uuid", "inventories": {rc:
+total or fields}, "traits": [...], "aggregates": [...]} (parents first)
+and a move {"source", "destination", "resources": {rc: n},
+"allocations": {consumer: {rc: n}}}. Prints JSON: one outcome per node.
+Exit status 0 when every node was reshaped (or, with --check, would be).
+"""
+
+import argparse
+import json
+import sys
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from compute import upgrade
+from compute.placement_port import DirectPort, HttpPort, PlacementPort
+from compute.provider_tree import ProviderTree
+from compute.report_client import ReportClient
+from compute.reshape import Move, ReshapeError
+from placement import conf as conf_mod
+from placement import direct
+
+
+def load_nodes(document: Mapping[str, Any]) -> list[upgrade.NodeReshape]:
+    return [upgrade.NodeReshape(_tree(node["tree"]),
+                                [_move(m) for m in node.get("moves", [])])
+            for node in document["nodes"]]
+
+
+def _tree(providers: Sequence[Mapping[str, Any]]) -> ProviderTree:
+    tree = ProviderTree()
+    for p in providers:
+        fields = {k: p[k] for k in ("inventories", "traits", "aggregates")
+                  if k in p}
+        if p.get("parent_uuid"):
+            tree.new_child(p["name"], p["parent_uuid"], uuid=p["uuid"],
+                           **fields)
+        else:
+            tree.new_root(p["name"], uuid=p["uuid"], **fields)
+    return tree
+
+
+def _move(move: Mapping[str, Any]) -> Move:
+    return Move(move["source"], move["destination"],
+                dict(move["resources"]), dict(move.get("allocations", {})))
+
+
+def _port(args: argparse.Namespace) -> PlacementPort:
+    if args.endpoint:
+        return HttpPort(args.endpoint, token=args.token)
+    conf = conf_mod.new_conf(
+        ["--config-file", args.config_file] if args.config_file else [])
+    return DirectPort(direct.PlacementDirect.open(conf))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("nodes", help="the JSON file of trees and moves")
+    parser.add_argument("--rolling", action="store_true",
+                        help="one node at a time; a failed node does not "
+                             "stop the others")
+    parser.add_argument("--check", action="store_true",
+                        help="plan every node and write nothing")
+    parser.add_argument("--endpoint", help="placement's REST API URL")
+    parser.add_argument("--token", default="admin")
+    parser.add_argument("--config-file",
+                        help="gantt's config (the embedded placement)")
+    args = parser.parse_args(argv)
+    with open(args.nodes) as f:
+        nodes = load_nodes(json.load(f))
+    client = ReportClient(_port(args))
+    try:
+        if args.check:
+            for node in nodes:
+                client.check_moves(node.tree, node.moves)
+            outcomes = [upgrade.Outcome(tuple(n.tree.roots()))
+                        for n in nodes]
+        elif args.rolling:
+            outcomes = upgrade.reshape_rolling(client, nodes)
+        else:
+            outcomes = upgrade.reshape_offline(client, nodes)
+    except ReshapeError as exc:
+        print(json.dumps({"error": str(exc)}), file=sys.stderr)
+        return 1
+    print(json.dumps([{"roots": list(o.roots), "error": o.error}
+                      for o in outcomes], indent=2))
+    return 0 if all(o.ok for o in outcomes) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
