@@ -148,6 +148,7 @@ setup(
             "gantt-placement-api = gantt.cmd.api:main",
             "gantt-scheduler = rpc.service:main",
             "gantt-simulate = simulation.cli:main",
+            "gantt-compute-agent = compute.agent:main",
         ],
         "oslo.policy.policies": [
             "gantt = placement.api.policies:list_rules",

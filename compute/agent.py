@@ -1,0 +1,198 @@
+"""gantt-compute-agent: a compute node's reports, for clouds that do not
+run Nova (Nova's own resource tracker does this part for Nova's).
+
+    gantt-compute-agent --config-file F [--placement-url URL]
+                        [--token T] [--root PATH] [--once]
+
+At start and every ``[compute] report_interval`` seconds it discovers the
+machine (``/proc`` and ``/sys`` under ``--root``; ``[compute] host_file``
+stands in for discovery or adds to it), reports the provider tree to
+placement (compute.report_client: no write when nothing changed) and,
+when ``[DEFAULT] transport_url`` names gantt-scheduler's broker, the host
+record with a heartbeat (update_host_info). Placement is the embedded
+store of ``[placement_database]``, or gantt's (or OpenStack Placement's)
+REST API at ``--placement-url``. SIGTERM or SIGINT stops it after the
+report in progress; ``--once`` reports once and exits.
+
+Exit status as every gantt command: 0, 2 for config or input that cannot
+be used, 1 for other failures (--debug prints the traceback).
+"""
+
+import signal
+import sys
+import threading
+
+from oslo_config import cfg
+from oslo_log import log as logging
+
+from compute import conf as compute_conf
+from compute import host_report, host_tree
+from compute import placement_port as port_mod
+from compute.discovery import (
+    CpuSetError,
+    DiscoveryConfigError,
+    HostFileError,
+    describe_host,
+)
+from compute.report_client import ReportClient, ReportError
+from placement import command_errors, config_check, direct
+from placement import conf as placement_conf
+from rpc import client as client_mod
+from rpc import conf as rpc_conf
+
+LOG = logging.getLogger(__name__)
+PROG = "gantt-compute-agent"
+# The request context of the agent's calls to the scheduler.
+CONTEXT = {"user_id": PROG, "project_id": PROG, "is_admin": True,
+           "roles": ["admin"], "read_deleted": "no"}
+
+CLI_OPTS = [
+    cfg.StrOpt("placement-url", dest="placement_url", metavar="URL",
+               help="Placement's REST API (gantt's or OpenStack "
+                    "Placement's); unset: the embedded store of "
+                    "[placement_database]."),
+    cfg.StrOpt("token", default="admin", metavar="T",
+               help="X-Auth-Token for --placement-url (default: admin, "
+                    "gantt's noauth2)."),
+    cfg.StrOpt("root", default="/", metavar="PATH",
+               help="Where /proc and /sys are (a copy, for tests)."),
+    cfg.BoolOpt("once", default=False,
+                help="Report once and exit."),
+]
+
+USAGE_ERRORS = (CpuSetError, DiscoveryConfigError, HostFileError,
+                compute_conf.ComputeConfigError)
+# A report placement or the scheduler refused, or a scheduler that did
+# not answer: the next turn tries again.
+REPORT_FAILURES = (ReportError, client_mod.RemoteSchedulerError,
+                   client_mod.SchedulerTimeout,
+                   client_mod.SchedulerUnavailable)
+
+
+class Agent:
+    """One compute node's reports: the tree to placement, the host
+    record to the scheduler (when ``scheduler`` is given)."""
+
+    def __init__(self, conf, port, scheduler=None, root="/"):
+        self.conf = conf
+        self.config = compute_conf.discovery_config(conf)
+        self.client = ReportClient(port)
+        self.scheduler = scheduler
+        self.root = root
+
+    def report(self):
+        """Discover, report; the root provider's uuid."""
+        host = describe_host(self.root, self.config,
+                             host_file=self.conf.compute.host_file)
+        tree = host_tree.provider_tree(host, self.config)
+        self.client.update_from_provider_tree(tree)
+        root_uuid = tree.roots()[0]
+        if self.scheduler is not None:
+            self.scheduler.update_host_info(
+                CONTEXT, host.hostname, nodename=host.hostname,
+                compute_node_uuid=root_uuid,
+                report=host_report.host_report(host, self.config),
+                heartbeat=True)
+        return host.hostname, root_uuid
+
+    def run(self, stop):
+        """Report now and every report_interval until ``stop`` is set;
+        a failed report is logged and tried again at the next turn."""
+        interval = self.conf.compute.report_interval
+        while not stop.is_set():
+            try:
+                hostname, root = self.report()
+                LOG.debug("reported %s (root provider %s)", hostname, root)
+            except (*REPORT_FAILURES, OSError) as exc:
+                LOG.error("%s: report failed: %s", PROG, exc)
+            except Exception as exc:  # noqa: BLE001 - keep reporting
+                if command_errors.database_problem(exc) is None:
+                    raise
+                LOG.error("%s: report failed: %s", PROG, exc)
+            stop.wait(interval)
+
+
+def build_conf(argv):
+    conf = cfg.ConfigOpts()
+    placement_conf.register_opts(conf)
+    compute_conf.register_opts(conf)
+    rpc_conf.register_opts(conf)
+    logging.register_options(conf)
+    logging.set_defaults(default_log_levels=(
+        logging.get_default_log_levels() + ["alembic=WARN"]))
+    conf.register_cli_opts(CLI_OPTS)
+    config_check.register(conf)
+    conf(argv, project="gantt", prog=PROG)
+    return conf
+
+
+def _port(conf):
+    if conf.placement_url:
+        return port_mod.HttpPort(conf.placement_url, token=conf.token), None
+    placement = direct.PlacementDirect.open(conf)
+    return port_mod.DirectPort(placement), placement
+
+
+def _scheduler(conf):
+    if rpc_conf.in_process(conf):
+        LOG.warning("[DEFAULT] transport_url is the in-process transport: "
+                    "no scheduler can hear this agent, only placement "
+                    "gets its reports. Set it to gantt-scheduler's broker.")
+        return None
+    return client_mod.SchedulerClient(conf, timeout=30)
+
+
+def _install_stop(stop):
+    def handler(signum, frame):
+        stop.set()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, handler)
+
+
+def serve(conf):
+    # Config errors first, before anything is opened.
+    compute_conf.discovery_config(conf)
+    port, placement = _port(conf)
+    scheduler = _scheduler(conf)
+    agent = Agent(conf, port, scheduler, root=conf.root)
+    LOG.info("%s starting: %s; placement %s, report every %d s", PROG,
+             placement_conf.startup_summary(conf),
+             conf.placement_url or "embedded",
+             conf.compute.report_interval)
+    try:
+        if conf.once:
+            hostname, root = agent.report()
+            print(f"reported {hostname}: root provider {root}")
+            return 0
+        stop = threading.Event()
+        _install_stop(stop)
+        agent.run(stop)
+        return 0
+    finally:
+        if scheduler is not None:
+            scheduler.close()
+        if placement is not None:
+            placement.close()
+        LOG.info("%s stopped", PROG)
+
+
+def _warn(line):
+    print(f"{PROG}: {line}", file=sys.stderr)
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    try:
+        conf = build_conf(argv)
+        config_check.check(conf, _warn)
+    except cfg.Error as exc:
+        print(f"{PROG}: {exc}", file=sys.stderr)
+        return 2
+    logging.setup(conf, "gantt")
+    return command_errors.run(PROG, lambda: serve(conf), debug=conf.debug,
+                              usage=USAGE_ERRORS,
+                              failures=REPORT_FAILURES)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,217 @@
+"""gantt-compute-agent as a real process: on a fake 2-socket host, against
+the embedded store, and as a service against a remote gantt (the REST
+API over HTTP, gantt-scheduler over RabbitMQ)."""
+
+import json
+import os
+import pathlib
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+from tests.compute import fake_sysfs
+from tests.rpc import helpers as rpc_helpers
+
+BIN = pathlib.Path(sys.executable).parent
+HOST = "cn-test"
+
+
+def _env():
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OS_")}
+    return env
+
+
+def _conf(tmp_path, extra=""):
+    path = tmp_path / "gantt.conf"
+    path.write_text(f"""\
+[DEFAULT]
+state_path = {tmp_path / 'state'}
+host = {HOST}
+{extra}
+[compute]
+cpu_shared_set = 0-7,16-23
+cpu_dedicated_set = 8-15,24-31
+numa_providers = true
+sriov_physnets = ens1f0=physnet1
+report_interval = 1
+host_file = {tmp_path / 'host.yaml'}
+[devices]
+enabled_mdev_types = nvidia-35
+""")
+    # The host file names the node: the fake tree has no hostname.
+    (tmp_path / "host.yaml").write_text(f"hostname: {HOST}\n")
+    return path
+
+
+def _run(argv, cwd, timeout=120):
+    return subprocess.run([str(BIN / argv[0]), *argv[1:]], cwd=cwd,
+                          capture_output=True, text=True, timeout=timeout,
+                          env=_env())
+
+
+def _show(conf, cwd):
+    done = _run(["gantt-manage", "--config-file", str(conf), "cloud", "show",
+                 "--format", "json"], cwd)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def _fake_root(tmp_path):
+    root = tmp_path / "root"
+    fake_sysfs.two_socket_host(root)
+    return root
+
+
+def _by_name(shown):
+    return {p["name"]: p for p in shown["providers"]}
+
+
+def test_once_reports_the_fake_host_and_again_writes_nothing(tmp_path):
+    conf = _conf(tmp_path)
+    root = _fake_root(tmp_path)
+    agent = ["gantt-compute-agent", "--config-file", str(conf), "--root",
+             str(root), "--once"]
+    done = _run(agent, tmp_path)
+    assert done.returncode == 0, done.stderr
+    # (oslo.log writes the log lines to stdout too)
+    assert any(line.startswith(f"reported {HOST}: root provider ")
+               for line in done.stdout.splitlines()), done.stdout
+    providers = _by_name(_show(conf, tmp_path))
+    # What the fake tree says: two NUMA nodes of 16 CPUs, half shared and
+    # half dedicated each; PFs with 8 and 16 VFs; a GPU whose nvidia-35
+    # type offers 16 instances.
+    assert sorted(providers) == sorted([
+        HOST, f"{HOST}_NUMA_0", f"{HOST}_NUMA_1", f"{HOST}:ens1f0",
+        f"{HOST}:ens6f0", f"{HOST}_pci_0000_af_00_0"])
+    for node in (0, 1):
+        inventories = providers[f"{HOST}_NUMA_{node}"]["inventories"]
+        assert inventories["VCPU"]["total"] == 8
+        assert inventories["PCPU"]["total"] == 8
+    assert providers[f"{HOST}:ens1f0"]["inventories"]["SRIOV_NET_VF"][
+        "total"] == 8
+    assert "CUSTOM_PHYSNET_PHYSNET1" in providers[f"{HOST}:ens1f0"]["traits"]
+    assert providers[f"{HOST}:ens6f0"]["inventories"]["SRIOV_NET_VF"][
+        "total"] == 16
+    assert providers[f"{HOST}_pci_0000_af_00_0"]["inventories"]["VGPU"][
+        "total"] == 16
+    generations = {n: p["generation"] for n, p in providers.items()}
+    # A second start finds its tree (the uuids are stable) and writes
+    # nothing: every generation stays.
+    done = _run(agent, tmp_path)
+    assert done.returncode == 0, done.stderr
+    again = _by_name(_show(conf, tmp_path))
+    assert {n: p["generation"] for n, p in again.items()} == generations
+
+
+def test_a_vf_count_change_becomes_an_update(tmp_path):
+    conf = _conf(tmp_path)
+    root = _fake_root(tmp_path)
+    agent = ["gantt-compute-agent", "--config-file", str(conf), "--root",
+             str(root), "--once"]
+    assert _run(agent, tmp_path).returncode == 0
+    before = _by_name(_show(conf, tmp_path))
+    # The operator enables 4 VFs on ens1f0 instead of 8.
+    numvfs = root / "sys/bus/pci/devices" / fake_sysfs.PF0 / "sriov_numvfs"
+    numvfs.write_text("4\n")
+    done = _run(agent, tmp_path)
+    assert done.returncode == 0, done.stderr
+    after = _by_name(_show(conf, tmp_path))
+    pf, other = f"{HOST}:ens1f0", f"{HOST}:ens6f0"
+    assert after[pf]["inventories"]["SRIOV_NET_VF"]["total"] == 4
+    assert after[pf]["generation"] > before[pf]["generation"]
+    # Only that provider was written.
+    assert after[other]["generation"] == before[other]["generation"]
+    assert after[HOST]["generation"] == before[HOST]["generation"]
+
+
+def test_bad_compute_option_is_one_line_exit_2(tmp_path):
+    conf = _conf(tmp_path)
+    conf.write_text(conf.read_text().replace(
+        "cpu_dedicated_set = 8-15,24-31", "cpu_dedicated_set = 15-8"))
+    done = _run(["gantt-compute-agent", "--config-file", str(conf),
+                 "--root", str(_fake_root(tmp_path)), "--once"], tmp_path)
+    assert done.returncode == 2, done.stderr
+    [line] = done.stderr.splitlines()
+    assert line.startswith("gantt-compute-agent: ") and "15-8" in line
+
+
+def _free_port():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _start(argv, cwd, log):
+    out = open(log, "w")
+    return subprocess.Popen([str(BIN / argv[0]), *argv[1:]], cwd=cwd,
+                            stdout=out, stderr=subprocess.STDOUT,
+                            env=_env()), out
+
+
+def _stop(proc, out):
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+    try:
+        code = proc.wait(60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        code = proc.wait()
+    out.close()
+    return code
+
+
+def _wait(predicate, timeout=90):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        found = predicate()
+        if found:
+            return found
+        time.sleep(0.5)
+    raise AssertionError("timed out")
+
+
+def test_service_reports_to_remote_placement_and_scheduler(tmp_path):
+    rpc_helpers.require_rabbit()
+    topic = rpc_helpers.unique_topic()
+    conf = _conf(tmp_path, f"transport_url = {rpc_helpers.RABBIT_URL}\n"
+                           "[scheduler]\n"
+                           f"topic = {topic}\nworkers = 1\n")
+    assert _run(["gantt-manage", "--config-file", str(conf), "db", "sync"],
+                tmp_path).returncode == 0
+    port = _free_port()
+    api, api_out = _start(["gantt-placement-api", "--config-file", str(conf),
+                           "--port", str(port), "--workers", "1"],
+                          tmp_path, tmp_path / "api.log")
+    scheduler, sched_out = _start(["gantt-scheduler", "--config-file",
+                                   str(conf)], tmp_path,
+                                  tmp_path / "scheduler.log")
+    agent = agent_out = None
+    try:
+        _wait(lambda: "ready" in (tmp_path / "scheduler.log").read_text())
+        agent, agent_out = _start(
+            ["gantt-compute-agent", "--config-file", str(conf), "--root",
+             str(_fake_root(tmp_path)), "--placement-url",
+             f"http://127.0.0.1:{port}"], tmp_path, tmp_path / "agent.log")
+
+        def reported():
+            hosts = _show(conf, tmp_path).get("hosts", [])
+            return [h for h in hosts if h["host"] == HOST
+                    and h["hypervisor_type"] == "gantt" and h["up"]]
+        [host] = _wait(reported)
+        assert host["vcpus"] == 16
+        assert host["nodename"] == HOST
+        providers = _by_name(_show(conf, tmp_path))
+        assert host["uuid"] == providers[HOST]["uuid"]
+        assert f"{HOST}_NUMA_1" in providers
+    finally:
+        codes = {}
+        if agent is not None:
+            codes["agent"] = _stop(agent, agent_out)
+        codes["scheduler"] = _stop(scheduler, sched_out)
+        codes["api"] = _stop(api, api_out)
+    log = (tmp_path / "agent.log").read_text()
+    assert codes["agent"] == 0, log
+    assert "gantt-compute-agent stopped" in log
+    assert "report failed" not in log, log
