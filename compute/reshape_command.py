@@ -9,7 +9,10 @@ where a provider is {"uuid", "name", "parent_uuid", "inventories": {rc:
 total or fields}, "traits": [...], "aggregates": [...]} (parents first)
 and a move {"source", "destination", "resources": {rc: n},
 "allocations": {consumer: {rc: n}}}. Prints JSON: one outcome per node.
-Exit status 0 when every node was reshaped (or, with --check, would be).
+Exit status 0 when every node was reshaped (or, with --check, would be),
+1 when one was not (--rolling: the others went on) or placement refused,
+2 for a nodes file or moves that cannot be used (one line naming the file
+or the move, nothing written).
 """
 
 import argparse
@@ -21,10 +24,10 @@ from typing import Any
 from compute import upgrade
 from compute.placement_port import DirectPort, HttpPort, PlacementPort
 from compute.provider_tree import ProviderTree
-from compute.report_client import ReportClient
+from compute.report_client import ReportClient, ReportError
 from compute.reshape import Move, ReshapeError
+from placement import command_errors, direct
 from placement import conf as conf_mod
-from placement import direct
 
 
 def load_nodes(document: Mapping[str, Any]) -> list[upgrade.NodeReshape]:
@@ -59,8 +62,32 @@ def _port(args: argparse.Namespace) -> PlacementPort:
     return DirectPort(direct.PlacementDirect.open(conf))
 
 
+class NodesFileError(Exception):
+    """The nodes file cannot be used; names the file and what is wrong."""
+
+
+PROG = "python -m compute.reshape_command"
+
+
+def read_nodes(path: str) -> list[upgrade.NodeReshape]:
+    try:
+        with open(path, encoding="utf-8") as f:
+            document = json.load(f)
+    except OSError as exc:
+        raise NodesFileError(f"{path}: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise NodesFileError(f"{path}: not JSON: {exc}") from None
+    try:
+        return load_nodes(document)
+    except KeyError as exc:
+        raise NodesFileError(f"{path}: missing field {exc}") from None
+    except (TypeError, AttributeError, ValueError) as exc:
+        raise NodesFileError(f"{path}: {exc}") from None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog=PROG,
+                                     description=__doc__.splitlines()[0])
     parser.add_argument("nodes", help="the JSON file of trees and moves")
     parser.add_argument("--rolling", action="store_true",
                         help="one node at a time; a failed node does not "
@@ -71,23 +98,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--token", default="admin")
     parser.add_argument("--config-file",
                         help="gantt's config (the embedded placement)")
+    parser.add_argument("--debug", action="store_true",
+                        help="print the traceback of an error too")
     args = parser.parse_args(argv)
-    with open(args.nodes) as f:
-        nodes = load_nodes(json.load(f))
+    return command_errors.run(
+        PROG, lambda: _reshape(args), debug=args.debug,
+        usage=(NodesFileError, ReshapeError), failures=(ReportError,))
+
+
+def _reshape(args: argparse.Namespace) -> int:
+    nodes = read_nodes(args.nodes)
     client = ReportClient(_port(args))
-    try:
-        if args.check:
-            for node in nodes:
-                client.check_moves(node.tree, node.moves)
-            outcomes = [upgrade.Outcome(tuple(n.tree.roots()))
-                        for n in nodes]
-        elif args.rolling:
-            outcomes = upgrade.reshape_rolling(client, nodes)
-        else:
-            outcomes = upgrade.reshape_offline(client, nodes)
-    except ReshapeError as exc:
-        print(json.dumps({"error": str(exc)}), file=sys.stderr)
-        return 1
+    if args.check:
+        for node in nodes:
+            client.check_moves(node.tree, node.moves)
+        outcomes = [upgrade.Outcome(tuple(n.tree.roots())) for n in nodes]
+    elif args.rolling:
+        outcomes = upgrade.reshape_rolling(client, nodes)
+    else:
+        outcomes = upgrade.reshape_offline(client, nodes)
     print(json.dumps([{"roots": list(o.roots), "error": o.error}
                       for o in outcomes], indent=2))
     return 0 if all(o.ok for o in outcomes) else 1

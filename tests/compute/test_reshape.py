@@ -379,10 +379,12 @@ def _document(nodes):
 
 
 @pytest.mark.parametrize("extra, status, reshaped", [
-    ([], 1, False),               # offline: one bad node, nothing written
-    (["--check"], 1, False),
+    # Offline: one bad node, nothing written; its moves cannot be used
+    # (exit 2, as for any input that cannot be used).
+    ([], 2, False),
+    (["--check"], 2, False),
     (["--rolling"], 1, True),     # the good node goes through
-])
+], ids=["offline", "check", "rolling"])
 def test_the_command(placement, store, tmp_path, capsys, extra, status,
                      reshaped):
     url, _, stop = serve_http(store)
@@ -413,3 +415,19 @@ def test_the_command_on_the_embedded_placement(placement, db_url, store,
     assert [o["error"] for o in json.loads(capsys.readouterr().out)] == [
         None, None]
     assert placement.get_provider_usages(_u(2010))[1] == {"VGPU": 3}
+
+
+@pytest.mark.parametrize("content, says", [
+    (None, "No such file or directory"),
+    ("{not json", "not JSON"),
+    ('{"nodes": [{"moves": []}]}', "missing field 'tree'"),
+], ids=["missing", "not-json", "no-tree"])
+def test_a_bad_nodes_file_is_one_line_exit_2(tmp_path, capsys, content,
+                                             says):
+    path = tmp_path / "nodes.json"
+    if content is not None:
+        path.write_text(content)
+    assert reshape_command.main([str(path), "--endpoint",
+                                 "http://127.0.0.1:1"]) == 2
+    [line] = capsys.readouterr().err.splitlines()
+    assert line.startswith(f"{reshape_command.PROG}: {path}: {says}"), line
