@@ -239,7 +239,18 @@ class ReportClient:
     def _consumers(self, usage: reshape_mod.Usage
                    ) -> dict[str, ConsumerState]:
         found = {c for on_provider in usage.values() for c in on_provider}
-        return {c: self.port.consumer(c) for c in sorted(found)}
+        states = {c: self.port.consumer(c) for c in sorted(found)}
+        # The providers' allocations and the consumers are separate
+        # reads: a consumer deleted or rewritten in between (a claim, a
+        # delete) would leave the plan inconsistent. Start over from a
+        # fresh read, as for any other concurrent write.
+        for uuid, on_provider in usage.items():
+            for consumer, resources in on_provider.items():
+                if states[consumer].allocations.get(uuid) != resources:
+                    raise errors.ConcurrentUpdate(
+                        f"consumer {consumer} changed on provider {uuid} "
+                        f"while the reshape read it")
+        return states
 
     def _undo_creations(self, created: list[ProviderData]) -> None:
         for provider in reversed(created):

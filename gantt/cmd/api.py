@@ -205,6 +205,12 @@ class JsonErrorWorker(gthread.ThreadWorker):
             self.log.debug("Failed to send error message.")
 
 
+def _say_ready(arbiter):
+    LOG.info("gantt-placement-api ready: listening on %s, pid=%d",
+             ", ".join(str(listener) for listener in arbiter.LISTENERS),
+             os.getpid())
+
+
 class Server(gunicorn_base.BaseApplication):
     """gunicorn with its settings from our options; the application is
     built in each worker, after the fork."""
@@ -226,6 +232,9 @@ class Server(gunicorn_base.BaseApplication):
             "loglevel": "warning",
             "keepalive": 5,
             "graceful_timeout": 10,
+            # Said once the master listens and handles SIGTERM: what
+            # start-up scripts (and the tests) can wait for.
+            "when_ready": _say_ready,
         }
         for name, value in settings.items():
             self.cfg.set(name, value)
