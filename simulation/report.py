@@ -114,6 +114,7 @@ def summary(report):
         f"({fig['deletes']} deletes); NoValidHost {fig['no_valid_host']}",
         f"Claims: {fig['claim_attempts']} attempts, {fig['retries']} "
         f"retries, {fig['conflicts']} conflicts",
+        *_compute_lines(fig.get("compute_events")),
         _first_failure_line(fig["first_failure"]),
         *_why_lines(fig),
         f"Utilisation at end: {_shares(fig['utilisation_end'])}",
@@ -128,6 +129,63 @@ def summary(report):
         _scheduler_time_line(timing["scheduler_s"]),
     ]
     return "\n".join(lines)
+
+
+def _compute_lines(compute):
+    """The compute events' counts (reshapes, hosts down and up), when
+    the workload had some; then one line per event."""
+    if not compute:
+        return []
+    done = compute["reshape"]
+    parts = [f"{done['events']} reshapes ({done['hosts']} hosts into "
+             f"{done['children']} children, "
+             f"{done['allocations_moved']} allocations moved"
+             + (f", {done['skipped']} hosts without the class"
+                if done["skipped"] else "")
+             + (f", {done['refused']} refused" if done["refused"] else "")
+             + ")"]
+    for kind in ("host_down", "host_up"):
+        entry = compute[kind]
+        parts.append(f"{entry['events']} {kind} ({entry['hosts']} hosts)")
+    lines = ["Compute events: " + ", ".join(parts)
+             + f"; {compute['hosts_down_end']} hosts down at end"]
+    for entry in compute["log"]:
+        hosts = entry["hosts"]
+        what = (f"{entry['class']} into {entry['children']} children, "
+                f"{entry['allocations_moved']} allocations moved"
+                if entry["action"] == "reshape"
+                else f"{entry['hosts_down_after']} hosts down after")
+        lines.append(f"  event {entry['event']} (t={_fmt(entry['time_s'])}"
+                     f" s) {entry['action']} {_listing(hosts)}: {what}")
+    return lines
+
+
+def _listing(names, most=5):
+    names = list(names)
+    if not names:
+        return "(no host)"
+    more = f" and {len(names) - most} more" if len(names) > most else ""
+    return ", ".join(names[:most]) + more
+
+
+def _compute_html(fig):
+    compute = fig.get("compute_events")
+    if not compute:
+        return []
+    rows = []
+    for entry in compute["log"]:
+        detail = (f"{entry['class']} into {entry['children']} children; "
+                  f"{entry['allocations_moved']} allocations moved"
+                  + (f"; refused on {len(entry['refused'])} hosts"
+                     if entry.get("refused") else "")
+                  if entry["action"] == "reshape"
+                  else f"{entry['hosts_down_after']} hosts down after")
+        rows.append((entry["event"], _fmt(entry["time_s"], "s"),
+                     entry["action"], _listing(entry["hosts"], 20),
+                     detail))
+    return ["<h2>Compute events</h2>",
+            _table(("event", "time", "action", "hosts", "effect"), rows,
+                   text_columns=(2, 3, 4))]
 
 
 def _seed(seed):
@@ -429,6 +487,7 @@ def _report_html(report, images):
         _table(("figure", "value"), _figures_rows(fig)),
         _table(("resource class", "at first NoValidHost", "peak", "end",
                 "stranded at end"), _utilisation_rows(fig)),
+        *_compute_html(fig),
         *_why_html(fig),
         *_where_html(fig),
         "<h2>Timing</h2>",

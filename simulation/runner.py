@@ -42,6 +42,7 @@ from scheduler import claims, errors, manager, request_spec
 from simulation import capacity
 from simulation import workload as workload_mod
 
+COMPUTE_ACTIONS = workload_mod.COMPUTE_ACTIONS
 _NAMESPACE = uuidlib.UUID("0f5e3a1c-7d1b-4c52-9a0e-5b8f6c2d4e17")
 PROJECT, USER = "simulation", "simulation"
 # Fill histogram bins and latency histogram edges (ms) of the report.
@@ -128,6 +129,19 @@ class Simulation:
         self.flavor_resources = {
             name: capacity.flavor_resources(f.as_spec(), self.conf, table)
             for name, f in flavors.items()}
+        self.compute = None
+        played = [e for e in (self.workload.events if self.workload
+                              else ()) if e.kind in COMPUTE_ACTIONS]
+        if played:
+            # Imported only for a workload that has such events: the
+            # compute client's modules would otherwise sit in every
+            # run's heap, and the garbage collector's full passes go
+            # through them.
+            from simulation import compute_events
+            self.compute = compute_events.ComputeNodes(
+                self.cloud, self.schedulers[0].placement, first,
+                self.options.seed, self.workload.path)
+            self.compute.check(played)
 
     def close(self):
         for scheduler in self.schedulers:
@@ -161,10 +175,13 @@ class Simulation:
                         smoothing=0.05)
         wall = time.perf_counter()
         for n, event in enumerate(events, 1):
-            if event.kind == "create":
+            kind = event.kind
+            if kind == "create":
                 self._create(n, event)
-            else:
+            elif kind == "delete":
                 self._delete(event)
+            else:
+                self._compute_event(n, event)
             if n % every == 0 or n == total:
                 self._sample(n, event.time)
                 bar.update(n - bar.n)
@@ -196,6 +213,9 @@ class Simulation:
         # until the next one (a full cloud refuses many in a row).
         self._changes = 0
         self._short = {}  # (scheduler, flavor, zone) -> (changes, class)
+        # Schedulers whose capacity view predates a reshape they have
+        # not synced yet.
+        self._stale_views = set()
 
     def _turn(self):
         """The scheduler of the next create; at the start of a round,
@@ -209,6 +229,9 @@ class Simulation:
                 pending.clear()
                 scheduler.sync()
             self._changes += 1  # the schedulers' views moved
+            for j in self._stale_views:
+                self.views[j] = capacity.CloudView(self.schedulers[j])
+            self._stale_views.clear()
         self._round = (k + 1) % len(self.schedulers)
         return k
 
@@ -365,6 +388,21 @@ class Simulation:
         for scheduler in self.schedulers:
             self._apply(scheduler, node, host, instance, flavor, -1)
 
+    def _compute_event(self, n, event):
+        """A node reshapes its tree or a compute service goes down or
+        up (simulation.compute_events). The first scheduler's store is
+        written: that scheduler learns at once, the others at their next
+        sync, as from any other process."""
+        self.compute.play(n, event)
+        self._changes += 1
+        self.schedulers[0].sync()
+        if event.kind == "reshape":
+            # New providers: the capacity views are per provider. The
+            # other schedulers' views follow when they sync.
+            self.views[0] = self.view = capacity.CloudView(
+                self.schedulers[0])
+            self._stale_views.update(range(1, len(self.schedulers)))
+
     def _apply(self, scheduler, node, host, instance, flavor, sign):
         """What ``node``'s report tells ``scheduler``: an instance of
         ``flavor`` arrived (sign 1) or left (-1)."""
@@ -480,6 +518,11 @@ class Simulation:
                 "live_instances_end": len(self.live),
                 **self.failures.figures(),
                 "groups": self._group_figures(),
+                **({"compute_events": {**self.compute.counts,
+                                       "hosts_down_end": len(
+                                           self.compute.down),
+                                       "log": self.compute.log}}
+                   if self.compute else {}),
             },
             "timing": {
                 "wall_s": wall,

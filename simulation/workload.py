@@ -40,6 +40,14 @@ a flavor is made for each size, named by the ``flavor`` column or after
 the size (``2c-4096m-20g``). Its groups take their policy from an
 optional ``group_policy`` column, anti-affinity by default.
 
+Inline events and ``synthetic.compute_events`` may also be compute-side
+events (COMPUTE_ACTIONS, played by simulation.compute_events)::
+
+      - {time: 600, action: reshape, hosts: [cn-1], class: VGPU,
+         children: 2}                 # or fraction: 0.25 instead of hosts
+      - {time: 900, action: host_down, fraction: 0.1}
+      - {time: 1800, action: host_up, hosts: [cn-1]}
+
 A file whose name ends in .jsonl is a trace gantt-scheduler recorded
 (``[recording]``), read by simulation.recorded_trace.
 
@@ -47,6 +55,7 @@ Anything wrong raises WorkloadError naming the file and the field:
 ``synthetic.arrival.rate_per_s``, ``events[3].action``, ``line 7: time``.
 """
 
+import bisect
 import collections
 import csv
 import dataclasses
@@ -100,6 +109,33 @@ class Event:
     zone: str | None = None
 
 
+# Events that play the compute nodes rather than the users: a node that
+# reshapes its tree, a compute service that goes down and comes back.
+COMPUTE_ACTIONS = ("reshape", "host_down", "host_up")
+
+
+@dataclasses.dataclass(frozen=True)
+class ComputeEvent:
+    """A compute-side event (simulation.compute_events plays it). The
+    hosts are named (``hosts``) or drawn by the run (``fraction`` of the
+    hosts it may apply to). ``where`` is the workload field, for errors
+    found against the cloud (an unknown host)."""
+
+    time: float
+    kind: str  # one of COMPUTE_ACTIONS
+    hosts: tuple | None = None
+    fraction: float | None = None
+    resource_class: str | None = None  # reshape: the class split
+    children: int = 2  # reshape: into how many child providers
+    where: str = ""
+    # What create and delete events carry, never set here (so readers of
+    # the event list, e.g. zones_asked, need not tell the kinds apart).
+    instance = None
+    flavor = None
+    group = None
+    zone = None
+
+
 @dataclasses.dataclass
 class Workload:
     path: str
@@ -111,18 +147,23 @@ class Workload:
     def describe(self):
         """A JSON-able summary, for reports."""
         # Counted by C loops: a synthetic workload has millions.
-        creates = list(map(operator.attrgetter("kind"),
-                           self.events)).count("create")
-        return {
+        kinds = list(map(operator.attrgetter("kind"), self.events))
+        creates = kinds.count("create")
+        deletes = kinds.count("delete")
+        out = {
             "path": self.path,
             "kind": "trace" if self.seed is None else "synthetic",
             "seed": self.seed,
             "creates": creates,
-            "deletes": len(self.events) - creates,
+            "deletes": deletes,
             "duration_s": self.events[-1].time if self.events else 0.0,
             "flavors": {n: f.as_spec() for n, f in self.flavors.items()},
             "groups": len(self.groups),
         }
+        if creates + deletes < len(kinds):
+            out["compute_events"] = {a: kinds.count(a)
+                                     for a in COMPUTE_ACTIONS}
+        return out
 
 
 def zones_asked(workload):
@@ -195,6 +236,51 @@ _SERVER_GROUPS = {
     },
     "additionalProperties": False,
 }
+_TIME = {"type": "number", "minimum": 0}
+_HOSTS = {
+    "hosts": {"type": "array", "minItems": 1, "uniqueItems": True,
+              "items": _NAME},
+    "fraction": {"type": "number", "exclusiveMinimum": 0, "maximum": 1},
+}
+_RC = {"type": "string", "pattern": "^[A-Z0-9_]+$", "minLength": 1,
+       "maxLength": 255}
+_COMPUTE_EVENTS = {
+    "reshape": {"class": _RC,
+                "children": {"type": "integer", "minimum": 1,
+                             "maximum": 64}},
+    "host_down": {},
+    "host_up": {},
+}
+
+
+def _action_if(actions, required, fields):
+    return {"if": {"required": ["action"],
+                   "properties": {"action": {"enum": list(actions)}}},
+            "then": {"required": ["time", "action", *required],
+                     "properties": {"time": _TIME, "action": True,
+                                    **fields},
+                     "additionalProperties": False}}
+
+
+_EVENT = {
+    "type": "object",
+    "required": ["time", "action"],
+    "properties": {
+        "time": _TIME,
+        "action": {"enum": ["create", "delete", *COMPUTE_ACTIONS]},
+    },
+    "allOf": [
+        _action_if(("create", "delete"), ["instance"],
+                   {"instance": _NAME, "flavor": _NAME, "group": _NAME,
+                    "zone": _NAME}),
+        *(_action_if((name,), ["class"] if name == "reshape" else [],
+                     {**_HOSTS, **fields})
+          for name, fields in _COMPUTE_EVENTS.items()),
+    ],
+}
+# In a synthetic workload, at given times among the generated events.
+_COMPUTE_EVENT = {**_EVENT, "properties": {
+    **_EVENT["properties"], "action": {"enum": list(COMPUTE_ACTIONS)}}}
 _SYNTHETIC = {
     "type": "object",
     "required": ["creates", "arrival"],
@@ -208,16 +294,7 @@ _SYNTHETIC = {
         "server_groups": _SERVER_GROUPS,
         "zones": _WEIGHTS,
         "drain": {"type": "boolean"},
-    },
-    "additionalProperties": False,
-}
-_EVENT = {
-    "type": "object",
-    "required": ["time", "action", "instance"],
-    "properties": {
-        "time": {"type": "number", "minimum": 0},
-        "action": {"enum": ["create", "delete"]},
-        "instance": _NAME, "flavor": _NAME, "group": _NAME, "zone": _NAME,
+        "compute_events": {"type": "array", "items": _COMPUTE_EVENT},
     },
     "additionalProperties": False,
 }
@@ -282,8 +359,7 @@ def parse(data, path="<workload>", seed=None, base_dir="."):
         return _synthetic(path, data["synthetic"], flavors, seed)
     groups = dict(data.get("groups", {}))
     if "events" in data:
-        events = _replay(path, _inline_rows(data["events"]), flavors,
-                         groups)
+        events = _inline_events(path, data["events"], flavors, groups)
     else:
         events = _yaml_trace(path, os.path.join(base_dir, data["trace"]),
                              flavors, groups)
@@ -436,7 +512,24 @@ def _synthetic(path, spec, flavors, seed):
     events = _merge(arrivals, lifetimes, [
         (flavor_of, names), (group_of, group_names),
         (zone_of, list(zones))], horizon)
-    return Workload(path, flavors, groups, events, seed)
+    extra = [_compute_event(path, f"synthetic.compute_events[{i}]", item)
+             for i, item in enumerate(spec.get("compute_events", ()))]
+    return Workload(path, flavors, groups,
+                    _insert_compute(events, extra), seed)
+
+
+def _insert_compute(events, extra):
+    """``events`` with the compute events ``extra`` put in at their
+    times, each before the events of the same time (few insertions into
+    a long list)."""
+    times = None
+    for event in sorted(extra, key=operator.attrgetter("time")):
+        if times is None:
+            times = list(map(operator.attrgetter("time"), events))
+        at = bisect.bisect_left(times, event.time)
+        times.insert(at, event.time)
+        events.insert(at, event)
+    return events
 
 
 def _draw(rng, weights, count):
@@ -572,10 +665,52 @@ def _listing(names):
 
 
 def _inline_rows(items):
-    for i, item in enumerate(items):
+    for i, item in items:
         yield (f"events[{i}]", float(item["time"]), item["action"],
                item["instance"], item.get("flavor"), item.get("group"),
                item.get("zone"))
+
+
+def _inline_events(path, items, flavors, groups):
+    """The inline events: creates and deletes checked as a trace is,
+    compute events (COMPUTE_ACTIONS) kept at their place."""
+    last, last_where = 0.0, None
+    for i, item in enumerate(items):
+        if item["time"] < last:
+            raise WorkloadError(
+                path, f"events[{i}].time",
+                f"{item['time']} is before {last} of {last_where}; times "
+                "must not decrease")
+        last, last_where = item["time"], f"events[{i}]"
+    compute = [i for i, item in enumerate(items)
+               if item["action"] in COMPUTE_ACTIONS]
+    if not compute:
+        return _replay(path, _inline_rows(enumerate(items)), flavors,
+                       groups)
+    taken = set(compute)
+    rest = [(i, item) for i, item in enumerate(items) if i not in taken]
+    replayed = (_replay(path, _inline_rows(rest), flavors, groups)
+                if rest else [])
+    at = dict(zip((i for i, _ in rest), replayed, strict=True))
+    for i in compute:
+        at[i] = _compute_event(path, f"events[{i}]", items[i])
+    return [at[i] for i in range(len(items))]
+
+
+def _compute_event(path, where, item):
+    """A ComputeEvent from a checked (schema) document item."""
+    has = [k for k in ("hosts", "fraction") if k in item]
+    if len(has) != 1:
+        raise WorkloadError(
+            path, where, f"a {item['action']} needs exactly one of hosts "
+            "or fraction" + (f"; has {' and '.join(has)}" if has else ""))
+    return ComputeEvent(
+        time=float(item["time"]), kind=item["action"],
+        hosts=tuple(item["hosts"]) if "hosts" in item else None,
+        fraction=(float(item["fraction"]) if "fraction" in item
+                  else None),
+        resource_class=item.get("class"),
+        children=int(item.get("children", 2)), where=where)
 
 
 def _replay(path, rows, flavors, groups):

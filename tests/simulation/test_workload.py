@@ -424,7 +424,7 @@ MALFORMED = [
      "synthetic.server_groups.policies.spread", "anti-affinity"),
     ("zones-empty", syn(zones={}), "synthetic.zones", "empty"),
     ("action", ev(mk(0, "create", "a"), mk(1, "destroy", "a")),
-     "events[1].action", "create or delete"),
+     "events[1].action", "create, delete, reshape"),
     ("time-negative", ev(mk(-1, "create", "a")), "events[0].time", ">= 0"),
     ("time-text", ev(mk("soon", "create", "a")), "events[0].time",
      "number"),
