@@ -20,27 +20,21 @@ def reshape(txn, new_inventories, writes, reserved_can_be_total=True):
     (a stale generation, inventory still in use, an allocation that does
     not fit) leaves everything as it was."""
     checked = {}
-    # The first write to each provider compares its generation with the
-    # caller's: the check below is a plain read, and a claim committed
-    # since then (READ COMMITTED) must make the reshape a generation
-    # conflict the caller retries, not an "inventory in use" refusal.
-    unwritten = {}
     for rp_uuid, (generation, invs) in new_inventories.items():
         provider = providers.get(txn, rp_uuid)
         providers.check_generation(provider, generation)
         for inv in invs:
             inv.check(provider.uuid, reserved_can_be_total)
         checked[provider.uuid] = invs
-        unwritten[provider.uuid] = generation
     for rp_uuid, invs in checked.items():
         if not invs:
             continue
         _, current = inventories.get_all(txn, rp_uuid)
         widened = dict(current)
         widened.update({inv.resource_class: inv for inv in invs})
-        inventories.replace_all(txn, rp_uuid, unwritten.pop(rp_uuid),
-                                list(widened.values()), reserved_can_be_total)
+        inventories.replace_all(txn, rp_uuid, None, list(widened.values()),
+                                reserved_can_be_total)
     allocations.replace(txn, writes)
     for rp_uuid, invs in checked.items():
-        inventories.replace_all(txn, rp_uuid, unwritten.pop(rp_uuid, None),
-                                invs, reserved_can_be_total)
+        inventories.replace_all(txn, rp_uuid, None, invs,
+                                reserved_can_be_total)
