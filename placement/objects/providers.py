@@ -325,6 +325,26 @@ _BUMP_GENERATION = fastsql.Fast(
     .values(generation=sa.bindparam("new"), updated_at=sa.bindparam("now")))
 
 
+def lock_generations(txn, uuids):
+    """{uuid: generation} of the providers ``uuids``, read with their rows
+    locked (SELECT ... FOR UPDATE, in id order so that two lockers cannot
+    deadlock each other) until the transaction ends.
+
+    A write that checks caller generations up front and writes later
+    needs this: between a plain read and the write, a claim on PostgreSQL
+    or MySQL could commit and bump the generation unseen. With the rows
+    locked, such a claim waits, then finds the generation moved and is
+    retried. SQLite ignores FOR UPDATE: its writers are serialised.
+    """
+    uuids = sorted({str(u) for u in uuids})
+    if not uuids:
+        return {}
+    rows = txn.execute(
+        sa.select(_rp.c.uuid, _rp.c.generation)
+        .where(_rp.c.uuid.in_(uuids)).order_by(_rp.c.id).with_for_update())
+    return {row.uuid: row.generation for row in rows}
+
+
 def check_generation(provider, given):
     """ResourceProviderGenerationConflict unless ``given`` is current."""
     if given != provider.generation:

@@ -9,6 +9,8 @@ the inventories are narrowed to exactly the new ones. Generations move as
 they do in OpenStack Placement for the same steps.
 """
 
+import dataclasses
+
 from placement.db import store
 from placement.objects import allocations, inventories, providers
 
@@ -19,9 +21,16 @@ def reshape(txn, new_inventories, writes, reserved_can_be_total=True):
     ``writes``: a list of allocations.ConsumerAllocations. Any failure
     (a stale generation, inventory still in use, an allocation that does
     not fit) leaves everything as it was."""
+    # Locked, not merely read: a claim committing between this check and
+    # the inventory writes below would otherwise go unseen (they write
+    # without a generation, as Placement's reshaper does).
+    locked = providers.lock_generations(txn, new_inventories)
     checked = {}
     for rp_uuid, (generation, invs) in new_inventories.items():
         provider = providers.get(txn, rp_uuid)
+        provider = dataclasses.replace(
+            provider, generation=locked.get(provider.uuid,
+                                            provider.generation))
         providers.check_generation(provider, generation)
         for inv in invs:
             inv.check(provider.uuid, reserved_can_be_total)

@@ -12,11 +12,7 @@ import uuid as uuidlib
 
 from compute.placement_port import DirectPort
 from compute.provider_tree import ProviderTree
-from compute.report_client import (
-    GenerationConflictError,
-    ReportClient,
-    ReportError,
-)
+from compute.report_client import GenerationConflictError, ReportClient
 from compute.reshape import Move
 from placement import direct
 from placement.db import store as store_mod
@@ -155,14 +151,6 @@ def reshaper_worker(db_url, job, reshaped, barrier, results):
                     break
                 except GenerationConflictError:
                     if time.time() > deadline:
-                        raise
-                except ReportError as exc:
-                    # Known placement bug (see
-                    # test_claim_committed_during_the_reshape_is_a_conflict):
-                    # a claim committed while the reshaper runs is refused
-                    # as "in use" rather than as a generation conflict.
-                    # Nothing was written; what this test checks holds.
-                    if "in use" not in str(exc) or time.time() > deadline:
                         raise
             report["attempts"][root] = attempts
         report["window"] = (start, time.time())

@@ -217,46 +217,82 @@ def test_consumer_deleted_while_the_reshape_reads(sqlite_store):
 
 
 @pytest.mark.parametrize("engine_name", ["postgresql", "mysql"])
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "placement.objects.reshaper checks the providers' generations with a "
-    "plain read, then rewrites their inventories with generation=None: a "
-    "claim committed in between is refused as InventoryInUse instead of a "
-    "generation conflict the report client retries (a first fix broke "
-    "OpenStack Placement's own reshaper gabbits: to be done again)"))
-def test_claim_committed_during_the_reshape_is_a_conflict(store,
-                                                          monkeypatch):
-    """A claim on the source that commits after POST /reshaper checked
-    the generations (its own transaction, the interleaving the race test
-    meets now and then on PostgreSQL and MySQL) must make the reshape a
-    generation conflict (the client reads afresh and tries again), not
-    "inventory in use"."""
+def _flat_node_with_a_child(placement, name):
+    root = _uuid(name)
+    placement.create_provider(name, uuid=root)
+    placement.set_inventories(root, {"VCPU": 8, "VGPU": VGPU})
+    gpu = _uuid(name + "-gpu0")
+    placement.create_provider(name + "-gpu0", uuid=gpu, parent_uuid=root)
+    generations = {root: placement.get_inventories(root)[0],
+                   gpu: placement.get_inventories(gpu)[0]}
+    return root, gpu, generations
+
+
+def _claim(placement, consumer, root):
+    placement.put_allocations(consumer, {root: {"VGPU": 1}},
+                              project_id="p", user_id="u",
+                              consumer_generation=None)
+
+
+def test_claim_committed_before_the_reshape_is_a_conflict(store):
+    """A claim that committed after the client read the tree makes the
+    reshape a generation conflict (the client reads afresh and tries
+    again), with nothing changed."""
+    from placement import errors
+
+    placement = direct.PlacementDirect(store)
+    root, gpu, generations = _flat_node_with_a_child(placement, "before")
+    _claim(placement, _uuid("early"), root)
+    with pytest.raises(errors.PlacementError) as refused:
+        placement.reshape({root: (generations[root], {"VCPU": 8}),
+                           gpu: (generations[gpu], {"VGPU": VGPU})}, [])
+    assert isinstance(refused.value, errors.ConcurrentUpdate), repr(
+        refused.value)
+    assert placement.get_inventories(root)[1]["VGPU"].total == VGPU
+    assert placement.get_inventories(gpu)[1] == {}
+
+
+def test_claim_racing_the_reshape_waits_and_is_refused(store, monkeypatch):
+    """A claim on the source made while POST /reshaper runs (its own
+    connection, after the reshape checked the generations: the
+    interleaving the race test meets now and then on PostgreSQL and
+    MySQL) must not commit in between and turn the reshape into
+    "inventory in use". It waits for the reshape, then finds the root
+    without VGPU and is refused; the reshape goes through."""
+    import threading
+    import time
+
     from placement import errors
     from placement.objects import inventories
 
     placement = direct.PlacementDirect(store)
-    root = _uuid("cas")
-    placement.create_provider("cas", uuid=root)
-    placement.set_inventories(root, {"VCPU": 8, "VGPU": VGPU})
-    gpu = _uuid("cas-gpu0")
-    placement.create_provider("cas-gpu0", uuid=gpu, parent_uuid=root)
-    generations = {root: placement.get_inventories(root)[0],
-                   gpu: placement.get_inventories(gpu)[0]}
-    claimed = []
+    root, gpu, generations = _flat_node_with_a_child(placement, "during")
+    outcome = {}
     real_get_all = inventories.get_all
 
-    def get_all_after_a_claim(db, uuid):
-        if not claimed:  # once: the first read inside the reshape
-            claimed.append(_uuid("late"))
-            placement.put_allocations(claimed[0], {root: {"VGPU": 1}},
-                                      project_id="p", user_id="u",
-                                      consumer_generation=None)
+    def claim_in_another_thread():
+        try:
+            _claim(placement, _uuid("late"), root)
+            outcome["claim"] = "placed"
+        except errors.PlacementError as refusal:
+            outcome["claim"] = refusal
+
+    claimer = threading.Thread(target=claim_in_another_thread)
+
+    def get_all_while_a_claim_runs(db, uuid):
+        if claimer.ident is None:  # once: the first read in the reshape
+            claimer.start()
+            # Time enough for the claim to commit, were it not held off.
+            time.sleep(1.0)
         return real_get_all(db, uuid)
 
-    monkeypatch.setattr(inventories, "get_all", get_all_after_a_claim)
-    with pytest.raises(errors.PlacementError) as refused:
-        placement.reshape({root: (generations[root], {"VCPU": 8}),
-                           gpu: (generations[gpu], {"VGPU": VGPU})}, [])
+    monkeypatch.setattr(inventories, "get_all", get_all_while_a_claim_runs)
+    placement.reshape({root: (generations[root], {"VCPU": 8}),
+                       gpu: (generations[gpu], {"VGPU": VGPU})}, [])
     monkeypatch.undo()
-    assert claimed
-    assert isinstance(refused.value, errors.ConcurrentUpdate), repr(
-        refused.value)
+    claimer.join(timeout=60)
+    assert not claimer.is_alive()
+    assert isinstance(outcome["claim"], errors.PlacementError), outcome
+    assert "VGPU" not in placement.get_inventories(root)[1]
+    assert placement.get_inventories(gpu)[1]["VGPU"].total == VGPU
+    assert placement.get_allocations(_uuid("late")).allocations == {}
