@@ -7,7 +7,9 @@ run Nova (Nova's own resource tracker does this part for Nova's).
 At start and every ``[compute] report_interval`` seconds it discovers the
 machine (``/proc`` and ``/sys`` under ``--root``; ``[compute] host_file``
 stands in for discovery or adds to it), reports the provider tree to
-placement (compute.report_client: no write when nothing changed) and,
+placement (compute.report_client: no write when nothing changed; a
+change of shape with allocations on it, such as a NUMA split, becomes a
+reshape that moves them) and,
 when ``[DEFAULT] transport_url`` names gantt-scheduler's broker, the host
 record with a heartbeat (update_host_info). Placement is the embedded
 store of ``[placement_database]``, or gantt's (or OpenStack Placement's)

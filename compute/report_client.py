@@ -5,6 +5,12 @@ node wants, writing only what differs.
     client.update_from_provider_tree(tree)          # diff, then flush
     client.update_from_provider_tree(tree, moves=[Move(...)])  # reshape
 
+Without ``moves``, a change of shape that would strand allocations (a
+class leaving a provider for others of the tree: a NUMA split, GPUs
+moving to children) becomes a reshape with moves derived by
+compute.reshape.derive_moves; a class that leaves with nothing allocated
+is a plain update.
+
 It keeps the tree placement holds (as last read or written, with
 generations), so reporting an unchanged tree reads and writes nothing.
 A generation conflict (someone else wrote to a provider in between)
@@ -69,8 +75,11 @@ class ReportClient:
                     roots, refresh=last is not None or bool(moves))
                 if moves and diff(held, tree).empty:
                     moves = None  # reshaped already (a restart, say)
+                exact = bool(moves)
+                if not moves:
+                    held, moves = self._derived_moves(roots, held, tree)
                 if moves:
-                    self._reshape(held, tree, moves)
+                    self._reshape(held, tree, moves, exact_totals=exact)
                     moves = None  # done: a retry only finishes the rest
                     held = self._held_tree(roots, refresh=True)
                 self._flush(held, diff(held, tree))
@@ -205,14 +214,32 @@ class ReportClient:
 
     # reshapes
 
+    def _derived_moves(self, roots: list[str], held: ProviderTree,
+                       wanted: ProviderTree
+                       ) -> tuple[ProviderTree, list[reshape_mod.Move]]:
+        """(held, the moves the change of shape needs): none unless a
+        class changes place with allocations on its way out. Reads
+        placement only when a class changes place."""
+        if not reshape_mod.derive_moves(held, wanted):
+            return held, []
+        held = self._held_tree(roots, refresh=True)
+        derived = reshape_mod.derive_moves(held, wanted)
+        usage = self._usage(held, derived)
+        needed = [m for m in derived if any(
+            amounts.get(rc) for amounts in usage.get(m.source, {}).values()
+            for rc in m.resources)]
+        return held, needed
+
     def _reshape(self, held: ProviderTree, wanted: ProviderTree,
-                 moves: Sequence[reshape_mod.Move]) -> None:
+                 moves: Sequence[reshape_mod.Move],
+                 exact_totals: bool = True) -> None:
         """Plan the moves (refusing before any write), create the new
         providers, then POST /reshaper; a refused reshape removes the
         providers it created."""
         usage = self._usage(held, moves)
         consumers = self._consumers(usage)
-        planned = reshape_mod.plan(held, wanted, moves, usage, consumers)
+        planned = reshape_mod.plan(held, wanted, moves, usage, consumers,
+                                   exact_totals)
         created = [p for p in wanted if p.uuid not in held]
         for provider in created:
             self._create(held, provider)

@@ -16,11 +16,25 @@ names are placed by first-fit:
 - staying on the source comes first, when the source keeps an inventory
   of that class (a reshape moves no allocation it does not have to);
 - then the destinations, in the order the moves list them;
-- consumers are taken largest amount first, ties by consumer uuid, and
-  each goes whole to the first destination where it fits: within what is
+- consumers are taken largest amount first (of the first class moved,
+  then the next...), ties by consumer uuid, and each class of a consumer
+  goes whole to the first destination where it fits: within what is
   left of the capacity ((total - reserved) x allocation_ratio, less what
   is already there and what was placed before it), min_unit, max_unit
-  and step_size.
+  and step_size;
+- a consumer's classes from one source stay together where they can: a
+  destination where one of them went is tried first, and a destination
+  is passed over while the consumer's other classes it offers would not
+  fit there too (an instance's VCPU, PCPU and MEMORY_MB land on one NUMA
+  child), unless no destination takes them together.
+
+A node that does not name its moves (the compute agent, when the
+hardware or the config changes the tree's shape) gets them from
+``derive_moves``: every class a provider loses or shrinks moves to the
+providers of the wanted tree that gain it. Such moves describe the
+change rather than conserve it (memory a NUMA split reports per node
+need not add up to MemTotal), so their totals are not checked; every
+allocation must still fit.
 
 A consumer that fits nowhere, an assignment that exceeds a destination,
 or moves that do not add up refuse the reshape with ReshapeError before
@@ -31,7 +45,7 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 
 from compute.placement_port import ConsumerState
-from compute.provider_tree import InventoryFields, ProviderTree
+from compute.provider_tree import InventoryFields, ProviderData, ProviderTree
 
 
 @dataclasses.dataclass(frozen=True)
@@ -68,17 +82,18 @@ class ReshapePlan:
 
 
 def plan(held: ProviderTree, wanted: ProviderTree, moves: Sequence[Move],
-         usage: Usage, consumers: Mapping[str, ConsumerState]) -> ReshapePlan:
+         usage: Usage, consumers: Mapping[str, ConsumerState],
+         exact_totals: bool = True) -> ReshapePlan:
     """The reshape that carries out ``moves``. ``usage``: {provider uuid:
     {consumer uuid: {rc: amount}}} for every source and every destination
     placement already holds; ``consumers``: the state of every consumer
-    found there."""
-    _check_moves(held, wanted, moves)
+    found there. ``exact_totals=False`` (derived moves) skips the check
+    that the moves conserve inventory."""
+    _check_moves(held, wanted, moves, exact_totals)
     _check_nothing_stranded(held, wanted, moves, usage)
     placed = _Placement(held, wanted, usage)
-    for source, rc in _moved_classes(moves):
-        _place(placed, source, rc,
-               [m for m in moves if m.source == source and rc in m.resources])
+    for source in dict.fromkeys(m.source for m in moves):
+        _place(placed, source, [m for m in moves if m.source == source])
     return ReshapePlan(_new_inventories(held, wanted, moves),
                        _rewritten(placed.shifts, consumers))
 
@@ -95,8 +110,37 @@ def _total(tree: ProviderTree, uuid: str, rc: str) -> int:
     return fields["total"] if fields else 0
 
 
+def derive_moves(held: ProviderTree, wanted: ProviderTree) -> list[Move]:
+    """The moves a change of shape implies: for every provider placement
+    holds whose inventory of a class the wanted tree removes or shrinks,
+    one move per provider of the wanted tree that gains that class (new,
+    or a larger total), destinations by name. Empty when no class
+    changes place."""
+    gainers: dict[str, list[ProviderData]] = {}
+    for provider in sorted(wanted, key=lambda p: (p.name, p.uuid)):
+        for rc in provider.inventories:
+            if _total(wanted, provider.uuid, rc) > _total(
+                    held, provider.uuid, rc):
+                gainers.setdefault(rc, []).append(provider)
+    taken: dict[tuple[str, str], dict[str, int]] = {}
+    for source in sorted(held, key=lambda p: (p.name, p.uuid)):
+        for rc in sorted(source.inventories):
+            lost = _total(held, source.uuid, rc) - _total(
+                wanted, source.uuid, rc)
+            if lost <= 0:
+                continue
+            for dest in gainers.get(rc, ()):
+                if dest.uuid != source.uuid:
+                    gain = _total(wanted, dest.uuid, rc) - _total(
+                        held, dest.uuid, rc)
+                    taken.setdefault((source.uuid, dest.uuid), {})[rc] = \
+                        gain
+    return [Move(source, dest, resources)
+            for (source, dest), resources in taken.items()]
+
+
 def _check_moves(held: ProviderTree, wanted: ProviderTree,
-                 moves: Sequence[Move]) -> None:
+                 moves: Sequence[Move], exact_totals: bool = True) -> None:
     for move in moves:
         if move.source not in held:
             raise ReshapeError(f"move source {move.source}: placement holds "
@@ -123,7 +167,8 @@ def _check_moves(held: ProviderTree, wanted: ProviderTree,
                     f"move to {_name(wanted, move.destination)}: consumer "
                     f"{consumer}'s {', '.join(stray)} is not among the "
                     f"resources this move takes")
-    _check_totals(held, wanted, moves)
+    if exact_totals:
+        _check_totals(held, wanted, moves)
 
 
 def _check_totals(held: ProviderTree, wanted: ProviderTree,
@@ -226,30 +271,66 @@ class _Placement:
         self.shifts.append((consumer, rc, source, dest, amount))
 
 
-def _place(placed: _Placement, source: str, rc: str,
-           moves: list[Move]) -> None:
-    on_source = {c: a[rc] for c, a in placed.usage.get(source, {}).items()
-                 if a.get(rc)}
-    left = _assign_named(placed, source, rc, moves, on_source)
-    # The unnamed allocations leave the source for now; those that stay
-    # come back one by one, within what the source keeps.
-    placed.release(source, rc, sum(left.values()))
-    destinations = [source] if placed.inventory(source, rc) else []
-    destinations += [m.destination for m in moves]
-    for consumer in sorted(left, key=lambda c: (-left[c], c)):
-        amount = left[consumer]
-        target = next((d for d in destinations
-                       if placed.fits(d, rc, amount)), None)
-        if target is None:
-            raise ReshapeError(
-                f"consumer {consumer}: its {amount} {rc} on "
-                f"{_name(placed.held, source)} fits on none of the "
-                f"destinations (" + ", ".join(
-                    f"{_name(placed.wanted, d)} has {placed.left(d, rc)} "
+def _place(placed: _Placement, source: str, moves: list[Move]) -> None:
+    """Place every allocation on ``source`` of a class ``moves`` take:
+    the named ones first, then the rest consumer by consumer."""
+    classes = [rc for s, rc in _moved_classes(moves) if s == source]
+    left: dict[str, dict[str, int]] = {}
+    for rc in classes:
+        on_source = {c: a[rc] for c, a in
+                     placed.usage.get(source, {}).items() if a.get(rc)}
+        left[rc] = _assign_named(
+            placed, source, rc, [m for m in moves if rc in m.resources],
+            on_source)
+        # The unnamed allocations leave the source for now; those that
+        # stay come back one by one, within what the source keeps.
+        placed.release(source, rc, sum(left[rc].values()))
+    consumers = {c for amounts in left.values() for c in amounts}
+    for consumer in sorted(consumers, key=lambda c: (
+            tuple(-left[rc].get(c, 0) for rc in classes), c)):
+        bundle = {rc: left[rc][consumer] for rc in classes
+                  if left[rc].get(consumer)}
+        for rc in list(bundle):
+            amount = bundle.pop(rc)
+            destinations = [source] if placed.inventory(source, rc) else []
+            destinations += [m.destination for m in moves
+                             if rc in m.resources]
+            target = _first_fit(placed, consumer, source, destinations, rc,
+                                amount, bundle)
+            placed.take(target, rc, amount)
+            if target != source:
+                placed.shifts.append((consumer, rc, source, target, amount))
+
+
+def _first_fit(placed: _Placement, consumer: str, source: str,
+               destinations: list[str], rc: str, amount: int,
+               rest: dict[str, int]) -> str:
+    """Where the consumer's ``amount`` of ``rc`` goes: the first of the
+    preferred destinations where it fits together with the rest of the
+    consumer's classes that destination offers; else the first where it
+    fits alone."""
+    ordered = _preferred(placed, consumer, source, destinations)
+    fitting = [d for d in ordered if placed.fits(d, rc, amount)]
+    for dest in fitting:
+        if all(placed.fits(dest, other, n) for other, n in rest.items()
+               if placed.inventory(dest, other) is not None):
+            return dest
+    if fitting:
+        return fitting[0]
+    raise ReshapeError(
+        f"consumer {consumer}: its {amount} {rc} on "
+        f"{_name(placed.held, source)} fits on none of the destinations ("
+        + ", ".join(f"{_name(placed.wanted, d)} has {placed.left(d, rc)} "
                     f"left" for d in destinations) + ")")
-        placed.take(target, rc, amount)
-        if target != source:
-            placed.shifts.append((consumer, rc, source, target, amount))
+
+
+def _preferred(placed: _Placement, consumer: str, source: str,
+               destinations: list[str]) -> list[str]:
+    """``destinations`` with the source first (staying moves nothing),
+    then where the consumer's other classes from this source went."""
+    went = {d for c, _rc, s, d, _n in placed.shifts
+            if c == consumer and s == source}
+    return sorted(destinations, key=lambda d: (d != source, d not in went))
 
 
 def _assign_named(placed: _Placement, source: str, rc: str,

@@ -126,6 +126,99 @@ def test_a_vf_count_change_becomes_an_update(tmp_path):
     assert after[HOST]["generation"] == before[HOST]["generation"]
 
 
+def _allocations(url):
+    """Every consumer's allocations in the store at ``url``, by provider
+    name: {consumer: {provider name: {rc: n}}}."""
+    from placement import direct
+    from placement.db import store as store_mod
+    from tests import databases
+
+    store = store_mod.Store.open(databases.make_conf(url))
+    try:
+        placement = direct.PlacementDirect(store)
+        names = {p.uuid: p.name for p in placement.list_providers()}
+        out = {}
+        for uuid in names:
+            for consumer, resources in placement.get_provider_allocations(
+                    uuid).allocations.items():
+                out.setdefault(consumer, {})[names[uuid]] = dict(resources)
+        return out
+    finally:
+        store.dispose()
+
+
+def _allocate(url, host_uuid, vms):
+    from placement import direct
+    from placement.db import store as store_mod
+    from tests import databases
+
+    store = store_mod.Store.open(databases.make_conf(url))
+    try:
+        placement = direct.PlacementDirect(store)
+        for vm, resources in vms.items():
+            placement.put_allocations(vm, {host_uuid: resources},
+                                      project_id="p", user_id="u",
+                                      consumer_generation=None)
+    finally:
+        store.dispose()
+
+
+def test_a_numa_split_becomes_a_reshape_that_keeps_every_allocation(
+        tmp_path):
+    """The operator turns [compute] numa_providers on under running
+    instances: the next start moves the root's VCPU, PCPU and MEMORY_MB
+    to the NUMA children in one reshape, each instance's allocation
+    whole on one node; turning it off merges them back."""
+    url = f"sqlite:///{tmp_path / 'placement.sqlite'}"
+    extra = f"\n[placement_database]\nconnection = {url}\n"
+    conf = _conf(tmp_path, extra)
+    flat = conf.read_text().replace("numa_providers = true",
+                                    "numa_providers = false")
+    nested = conf.read_text()
+    conf.write_text(flat)
+    root = _fake_root(tmp_path)
+    agent = ["gantt-compute-agent", "--config-file", str(conf), "--root",
+             str(root), "--once"]
+    done = _run(agent, tmp_path)
+    assert done.returncode == 0, done.stderr
+    host = _by_name(_show(conf, tmp_path))[HOST]
+    assert host["inventories"]["VCPU"]["total"] == 16
+    vms = {f"00000000-0000-0000-0000-00000000000{i}": {
+        "VCPU": 4, "PCPU": 2, "MEMORY_MB": 8192}
+        for i in range(1, 6)}
+    _allocate(url, host["uuid"], vms)
+
+    conf.write_text(nested)
+    done = _run(agent, tmp_path)
+    assert done.returncode == 0, done.stderr
+    providers = _by_name(_show(conf, tmp_path))
+    # (the fake host has no local disk: the root keeps no inventory)
+    assert providers[HOST]["inventories"] == {}
+    held = _allocations(url)
+    assert sorted(held) == sorted(vms)
+    nodes = {f"{HOST}_NUMA_0", f"{HOST}_NUMA_1"}
+    for by_provider in held.values():
+        # One node holds the instance's CPUs and memory.
+        assert len(by_provider) == 1, by_provider
+        [(node, resources)] = by_provider.items()
+        assert node in nodes
+        assert resources == {"VCPU": 4, "PCPU": 2, "MEMORY_MB": 8192}
+    # First fit, each instance whole: node 0 takes four (its 8 dedicated
+    # CPUs, 2 each), node 1 the fifth.
+    placed = [next(iter(by)) for by in held.values()]
+    assert placed.count(f"{HOST}_NUMA_0") == 4
+    assert placed.count(f"{HOST}_NUMA_1") == 1
+
+    # And back: numa_providers off merges the nodes into the root.
+    conf.write_text(flat)
+    done = _run(agent, tmp_path)
+    assert done.returncode == 0, done.stderr
+    providers = _by_name(_show(conf, tmp_path))
+    assert f"{HOST}_NUMA_0" not in providers
+    for vm, by_provider in _allocations(url).items():
+        assert by_provider == {HOST: vms[vm]}, vm
+
+
 def test_bad_compute_option_is_one_line_exit_2(tmp_path):
     conf = _conf(tmp_path)
     conf.write_text(conf.read_text().replace(

@@ -13,7 +13,7 @@ from compute import reshape_command, upgrade
 from compute.placement_port import ConsumerState, DirectPort, HttpPort
 from compute.provider_tree import ProviderTree
 from compute.report_client import ReportClient, ReportError
-from compute.reshape import Move, ReshapeError, plan
+from compute.reshape import Move, ReshapeError, derive_moves, plan
 from tests.compute import report_fixtures
 from tests.compute.report_fixtures import (
     CountingPort,
@@ -125,6 +125,81 @@ def test_a_named_assignment_wins_and_may_split_a_consumer():
               {**on_root, _u(101): {"VGPU": 4}})
 
 
+def _numa(nodes=((8, 16000), (8, 16384))):
+    """The root's CPUs and memory on NUMA children: (VCPU, MEMORY_MB)
+    per node; the nodes' memory need not add up to the root's."""
+    tree = ProviderTree()
+    tree.new_root("cn1", uuid=ROOT, inventories={"DISK_GB": 100})
+    for i, (vcpu, memory) in enumerate(nodes):
+        tree.new_child(f"cn1_NUMA_{i}", ROOT, uuid=_u(30 + i),
+                       inventories={"VCPU": vcpu, "MEMORY_MB": memory})
+    return tree
+
+
+def _numa_flat(vcpu=16, memory=32768):
+    tree = ProviderTree()
+    tree.new_root("cn1", uuid=ROOT, inventories={
+        "VCPU": vcpu, "MEMORY_MB": memory, "DISK_GB": 100})
+    return tree
+
+
+def test_derived_moves_follow_each_class_to_where_it_grows():
+    moves = derive_moves(_numa_flat(), _numa())
+    assert moves == [
+        Move(ROOT, _u(30), {"MEMORY_MB": 16000, "VCPU": 8}),
+        Move(ROOT, _u(31), {"MEMORY_MB": 16384, "VCPU": 8})]
+    # And back: each node gives its classes to the root.
+    assert derive_moves(_numa(), _numa_flat()) == [
+        Move(_u(30), ROOT, {"MEMORY_MB": 32768, "VCPU": 16}),
+        Move(_u(31), ROOT, {"MEMORY_MB": 32768, "VCPU": 16})]
+    # No class changes place: nothing to move (a VF count that shrinks,
+    # a class that goes with no one gaining it).
+    assert derive_moves(_flat(), _flat(vgpu=4)) == []
+    assert derive_moves(_nested(), _nested(vf=1)) == []
+    assert derive_moves(_numa(), _numa()) == []
+
+
+def test_derived_moves_keep_each_instance_whole_on_one_node():
+    on_root = {_u(100 + i): {"VCPU": 2, "MEMORY_MB": 6000}
+               for i in range(4)}
+    held, wanted = _numa_flat(), _numa()
+    moves = derive_moves(held, wanted)
+
+    def plan_for(on_root):
+        consumers = {c: _state(c, {ROOT: dict(a)})
+                     for c, a in on_root.items()}
+        return plan(held, wanted, moves, {ROOT: on_root}, consumers,
+                    exact_totals=False)
+
+    # Two by two: 12000 of node 0's 16000 MB, 12000 of node 1's 16384;
+    # each instance's CPUs with its memory.
+    assert _moved(plan_for(on_root)) == {
+        c: {_u(30) if i < 2 else _u(31): {"VCPU": 2, "MEMORY_MB": 6000}}
+        for i, c in enumerate(sorted(on_root))}
+    # A fifth fits on neither node whole or in part: refused, naming it.
+    with pytest.raises(ReshapeError, match=f"consumer {_u(104)}: its 6000 "
+                       "MEMORY_MB .* fits on none .*4000 left.*4384 left"):
+        plan_for({**on_root, _u(104): {"VCPU": 2, "MEMORY_MB": 6000}})
+
+
+def test_derived_moves_split_an_instance_only_when_nothing_holds_it_whole():
+    # Node 0 has the memory, node 1 the CPUs: no node takes the instance
+    # whole, so its classes go each where they fit.
+    wanted = _numa(nodes=((1, 16384), (8, 2048)))
+    held = _numa_flat(vcpu=9, memory=20000)
+    on_root = {_u(100): {"VCPU": 4, "MEMORY_MB": 8192}}
+    consumers = {c: _state(c, {ROOT: dict(a)}) for c, a in on_root.items()}
+    planned = plan(held, wanted, derive_moves(held, wanted),
+                   {ROOT: on_root}, consumers, exact_totals=False)
+    assert _moved(planned) == {_u(100): {_u(30): {"MEMORY_MB": 8192},
+                                         _u(31): {"VCPU": 4}}}
+    # Derived moves do not conserve totals; given as moves of their own
+    # they would be refused.
+    with pytest.raises(ReshapeError, match="the moves take"):
+        plan(held, wanted, derive_moves(held, wanted), {ROOT: on_root},
+             consumers)
+
+
 @pytest.mark.parametrize("moves, on_root, message", [
     ([Move(ROOT, _u(10), {"VGPU": 4})], {},
      "VGPU total 8 but the moves take 4 and it keeps 0"),
@@ -186,6 +261,43 @@ def test_split_the_example_of_the_issue(port, placement, store):
     ReportClient(port).update_from_provider_tree(
         _nested(), moves=_split_moves(named))
     assert snapshot(store) == before
+
+
+def test_a_numa_split_without_moves_is_a_derived_reshape(port, placement,
+                                                        store):
+    counting = CountingPort(port)
+    client = ReportClient(counting)
+    client.update_from_provider_tree(_numa_flat())
+    vms = [allocate(placement, {ROOT: {"VCPU": 2, "MEMORY_MB": 6000,
+                                       "DISK_GB": 10}}) for _ in range(4)]
+    counting.calls.clear()
+    client.update_from_provider_tree(_numa())
+    assert "reshape" in counting.calls
+    for vm in vms:
+        [node] = set(resources_of(placement, vm)) - {ROOT}
+        assert resources_of(placement, vm) == {
+            ROOT: {"DISK_GB": 10}, node: {"VCPU": 2, "MEMORY_MB": 6000}}
+    assert totals(placement, ROOT) == {"DISK_GB": 100}
+    # Too much for the nodes: refused with everything as it was.
+    client.update_from_provider_tree(_numa_flat())
+    allocate(placement, {ROOT: {"VCPU": 2, "MEMORY_MB": 6000}})
+    before = snapshot(store)
+    with pytest.raises(ReshapeError, match="fits on none"):
+        client.update_from_provider_tree(_numa())
+    assert snapshot(store) == before
+
+
+def test_a_class_that_changes_place_unused_is_a_plain_update(port,
+                                                             placement):
+    counting = CountingPort(port)
+    client = ReportClient(counting)
+    client.update_from_provider_tree(_numa_flat())
+    # Allocations of a class that stays put do not make a reshape.
+    allocate(placement, {ROOT: {"DISK_GB": 10}})
+    counting.calls.clear()
+    client.update_from_provider_tree(_numa())
+    assert "reshape" not in counting.calls
+    assert totals(placement, _u(30)) == {"VCPU": 8, "MEMORY_MB": 16000}
 
 
 def test_merge_two_children_into_one(port, placement):
