@@ -1,6 +1,8 @@
 """Reshape compute nodes' trees from a file, offline or one node at a
 time (compute.upgrade), against the embedded placement or a REST API:
 
+    gantt-manage [--config-file gantt.conf] compute reshape nodes.json
+        [--rolling] [--check] [--endpoint URL [--token TOKEN]]
     python -m compute.reshape_command nodes.json [--rolling] [--check]
         [--endpoint URL [--token TOKEN] | --config-file gantt.conf]
 
@@ -85,30 +87,65 @@ def read_nodes(path: str) -> list[upgrade.NodeReshape]:
         raise NodesFileError(f"{path}: {exc}") from None
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog=PROG,
-                                     description=__doc__.splitlines()[0])
+def _add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("nodes", help="the JSON file of trees and moves")
     parser.add_argument("--rolling", action="store_true",
                         help="one node at a time; a failed node does not "
                              "stop the others")
     parser.add_argument("--check", action="store_true",
                         help="plan every node and write nothing")
-    parser.add_argument("--endpoint", help="placement's REST API URL")
-    parser.add_argument("--token", default="admin")
+    parser.add_argument("--endpoint",
+                        help="placement's REST API URL (default: the "
+                             "embedded placement of the config)")
+    parser.add_argument("--token", default="admin",
+                        help="X-Auth-Token for --endpoint")
+
+
+# gantt-manage's: `gantt-manage compute reshape`, on the database of its
+# --config-file unless --endpoint is given.
+USAGE_ERRORS = (NodesFileError, ReshapeError)
+FAILURES = (ReportError,)
+
+
+def add_parser(subparsers: Any) -> None:
+    compute = subparsers.add_parser(
+        "compute", help="compute nodes' provider trees")
+    actions = compute.add_subparsers(dest="action")
+    actions.required = True
+    reshape = actions.add_parser(
+        "reshape", help="move inventories and allocations to the trees "
+                        "of a nodes file (offline, or --rolling)")
+    _add_arguments(reshape)
+    reshape.set_defaults(run=run)
+
+
+def run(conf: Any) -> int:
+    args = conf.command
+    port: PlacementPort
+    if args.endpoint:
+        port = HttpPort(args.endpoint, token=args.token)
+    else:
+        port = DirectPort(direct.PlacementDirect.open(conf))
+    return _reshape(args, port)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog=PROG,
+                                     description=__doc__.splitlines()[0])
+    _add_arguments(parser)
     parser.add_argument("--config-file",
                         help="gantt's config (the embedded placement)")
     parser.add_argument("--debug", action="store_true",
                         help="print the traceback of an error too")
     args = parser.parse_args(argv)
     return command_errors.run(
-        PROG, lambda: _reshape(args), debug=args.debug,
-        usage=(NodesFileError, ReshapeError), failures=(ReportError,))
+        PROG, lambda: _reshape(args, _port(args)), debug=args.debug,
+        usage=USAGE_ERRORS, failures=FAILURES)
 
 
-def _reshape(args: argparse.Namespace) -> int:
+def _reshape(args: Any, port: PlacementPort) -> int:
     nodes = read_nodes(args.nodes)
-    client = ReportClient(_port(args))
+    client = ReportClient(port)
     if args.check:
         for node in nodes:
             client.check_moves(node.tree, node.moves)

@@ -14,6 +14,8 @@
                  [--token T | --os-cloud NAME] [--os-region-name R]
                  [--microversion V]
     gantt-manage [--config-file F] placement export --to URL
+    gantt-manage [--config-file F] compute reshape NODES [--rolling]
+                 [--check] [--endpoint URL [--token T]]
 
 Exit status: 0 on success, 2 for a file or argument that cannot be used,
 1 for any other failure; allocations audit, as nova-manage placement
@@ -23,7 +25,8 @@ printed, by table and key) or gantt's database holds providers already
 and --replace was not given; placement verify: 1 when an answer
 differs (each printed), 2 when the other service cannot be asked;
 placement export: 2 when the destination is not an empty OpenStack
-Placement database.
+Placement database; compute reshape: 1 when a node was not reshaped
+(--rolling: the others went on).
 """
 
 import json
@@ -34,6 +37,7 @@ from oslo_log import log as logging
 
 from cloudfile import exporter as cloud_exporter
 from cloudfile import loader, report
+from compute import reshape_command
 from placement import command_errors, config_check, errors
 from placement import conf as conf_mod
 from placement.adopt import exporter, importer, openstack_db, verify
@@ -267,6 +271,7 @@ def _add_parsers(subparsers):
     exp.set_defaults(run=placement_export)
 
     scheduler_cli.add_parser(subparsers)
+    reshape_command.add_parser(subparsers)
 
 
 def _seconds(text):
@@ -304,9 +309,10 @@ USAGE_ERRORS = (loader.CloudFileError, openstack_db.SourceError,
                 verify.VerifyError, importer.ImportRefused,
                 exporter.ExportRefused, scheduler_cli.SpecFileError,
                 scheduler_errors.InvalidRequestSpec,
-                scheduler_errors.ConfigError)
+                scheduler_errors.ConfigError,
+                *reshape_command.USAGE_ERRORS)
 FAILURES = (scheduler_errors.SchedulerError, errors.PlacementError,
-            host_updates.SourceError)
+            host_updates.SourceError, *reshape_command.FAILURES)
 
 
 def _warn(line):

@@ -514,16 +514,27 @@ def test_the_command(placement, store, tmp_path, capsys, extra, status,
     assert (totals(placement, _u(1001)) == {"VCPU": 4}) is reshaped
 
 
+def _module_command(path, config):
+    return reshape_command.main([str(path), "--config-file", str(config)])
+
+
+def _manage_command(path, config):
+    from gantt.cmd import manage
+    return manage.main(["--config-file", str(config), "compute", "reshape",
+                        str(path)])
+
+
+@pytest.mark.parametrize("command", [_module_command, _manage_command],
+                         ids=["module", "gantt-manage"])
 def test_the_command_on_the_embedded_placement(placement, db_url, store,
-                                               tmp_path, capsys):
+                                               tmp_path, capsys, command):
     _, nodes = _two_nodes(DirectPort(placement), placement,
                           second_is_bad=False)
     path = tmp_path / "nodes.json"
     path.write_text(json.dumps(_document(nodes)))
     config = tmp_path / "gantt.conf"
     config.write_text(f"[placement_database]\nconnection = {db_url}\n")
-    assert reshape_command.main([str(path), "--config-file",
-                                 str(config)]) == 0
+    assert command(path, config) == 0
     assert [o["error"] for o in json.loads(capsys.readouterr().out)] == [
         None, None]
     assert placement.get_provider_usages(_u(2010))[1] == {"VGPU": 3}
@@ -543,3 +554,13 @@ def test_a_bad_nodes_file_is_one_line_exit_2(tmp_path, capsys, content,
                                  "http://127.0.0.1:1"]) == 2
     [line] = capsys.readouterr().err.splitlines()
     assert line.startswith(f"{reshape_command.PROG}: {path}: {says}"), line
+
+
+def test_gantt_manage_compute_reshape_errors_are_one_line(tmp_path, capsys):
+    from gantt.cmd import manage
+    path = tmp_path / "nodes.json"
+    path.write_text("{not json")
+    assert manage.main(["compute", "reshape", str(path), "--endpoint",
+                        "http://127.0.0.1:1"]) == 2
+    [line] = capsys.readouterr().err.splitlines()
+    assert line.startswith(f"gantt-manage: {path}: not JSON"), line
