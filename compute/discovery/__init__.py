@@ -24,6 +24,7 @@ from compute.discovery.model import (
     Memory,
     NumaNode,
     PhysicalFunction,
+    VirtualFunction,
 )
 from compute.discovery.traits import TraitError
 
@@ -31,6 +32,7 @@ __all__ = [
     "CpuConfigError", "CpuSetError", "Cpus", "Disk", "DiscoveryConfig",
     "DiscoveryConfigError", "Gpu", "HostDescription", "HostFileError",
     "HugePages", "MdevType", "Memory", "NumaNode", "PhysicalFunction",
-    "TraitError", "describe_host", "discover", "format_cpu_set",
-    "load_host_file", "parse_cpu_set", "provider_tree_data",
+    "TraitError", "VirtualFunction", "describe_host", "discover",
+    "format_cpu_set", "load_host_file", "parse_cpu_set",
+    "provider_tree_data",
 ]

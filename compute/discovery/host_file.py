@@ -65,6 +65,7 @@ SCHEMA = {
             "required": ["address"],
             "properties": {"address": _PCI, "interface": {"type": "string"},
                            "vendor_id": _HEX, "product_id": _HEX,
+                           "vf_product_id": _HEX,
                            "total_vfs": _COUNT, "num_vfs": _COUNT,
                            "numa_node": _NODE,
                            "physnet": {"type": ["string", "null"]}}}},
@@ -223,7 +224,20 @@ def _pf(old, item, path):
         raise HostFileError(path, f"physical_functions {pf.address}",
                             f"num_vfs {pf.num_vfs} is more than total_vfs "
                             f"{pf.total_vfs}")
+    pf.vfs = [dataclasses.replace(vf, **_vf_fields(item))
+              for vf in pf.vfs]
     return pf
+
+
+# A PF's fields in the file that its VFs share: the file describes the
+# card, and must not leave discovered VFs saying otherwise.
+_PF_TO_VF = {"vendor_id": "vendor_id", "vf_product_id": "product_id",
+             "numa_node": "numa_node"}
+
+
+def _vf_fields(item):
+    return {vf_key: item[key] for key, vf_key in _PF_TO_VF.items()
+            if key in item}
 
 
 def _gpu(old, item):

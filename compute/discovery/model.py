@@ -44,6 +44,16 @@ class NumaNode:
 
 
 @dataclass
+class VirtualFunction:
+    """An enabled SR-IOV virtual function (a PF's ``virtfn<N>``)."""
+
+    address: str            # PCI address, 0000:3b:02.0
+    vendor_id: str | None   # "8086" (no 0x)
+    product_id: str | None  # "154c": what a PCI alias names
+    numa_node: int | None = None
+
+
+@dataclass
 class PhysicalFunction:
     """An SR-IOV physical function (a NIC port that can make VFs)."""
 
@@ -55,6 +65,10 @@ class PhysicalFunction:
     interface: str | None = None   # net/<name>
     numa_node: int | None = None
     physnet: str | None = None     # from config
+    # The VFs' device id (sriov_vf_device, else the first VF's): what
+    # VFs not listed in ``vfs`` are taken to be.
+    vf_product_id: str | None = None
+    vfs: list = field(default_factory=list)    # [VirtualFunction]
 
 
 @dataclass

@@ -60,26 +60,52 @@ class FakeHost:
         self.write("sys/devices/system/node/possible", "0-1\n")
 
     def pci_device(self, address, vendor, device, pci_class, numa_node=-1):
+        """``vendor``/``device`` None: that file is left out."""
         here = f"sys/bus/pci/devices/{address}"
-        self.write(f"{here}/vendor", f"0x{vendor}\n")
-        self.write(f"{here}/device", f"0x{device}\n")
+        for name, value in (("vendor", vendor), ("device", device)):
+            if value is not None:
+                self.write(f"{here}/{name}", f"0x{value}\n")
         self.write(f"{here}/class", f"0x{pci_class}\n")
         self.write(f"{here}/numa_node", f"{numa_node}\n")
         return here
 
     def sriov_pf(self, address, vendor, device, total_vfs, num_vfs,
-                 interface, numa_node):
+                 interface, numa_node, vf_device=None):
+        """``vf_device``: the VFs' device id in ``sriov_vf_device``, as
+        newer kernels give it; None: no such file."""
         here = self.pci_device(address, vendor, device, "020000",
                                numa_node)
         self.write(f"{here}/sriov_totalvfs", f"{total_vfs}\n")
         self.write(f"{here}/sriov_numvfs", f"{num_vfs}\n")
         self.write(f"{here}/net/{interface}/address", "52:54:00:00:00:01\n")
+        if vf_device is not None:
+            self.write(f"{here}/sriov_vf_device", f"{vf_device}\n")
 
-    def sriov_vf(self, address, vendor, device, pf_address, numa_node):
+    def sriov_vf(self, address, vendor, device, pf_address, numa_node,
+                 index=None):
+        """A VF: ``physfn`` links back to its PF and, with ``index``, the
+        PF's ``virtfn<index>`` links to it (both relative, as in sysfs)."""
         here = self.pci_device(address, vendor, device, "020000",
                                numa_node)
         os.symlink(f"../{pf_address}",
                    os.path.join(self.root, here, "physfn"))
+        if index is not None:
+            os.symlink(f"../{address}", os.path.join(
+                self.root, "sys/bus/pci/devices", pf_address,
+                f"virtfn{index}"))
+
+    def sriov_vfs(self, pf_address, first, count, vendor, device,
+                  numa_node):
+        """``count`` VFs of the PF, ``virtfn0`` on, at the PCI functions
+        of the PF's bus from ``first`` (device << 3 | function); their
+        addresses."""
+        bus = pf_address.rsplit(":", 1)[0]
+        addresses = [f"{bus}:{fn >> 3:02x}.{fn & 7}"
+                     for fn in range(first, first + count)]
+        for index, address in enumerate(addresses):
+            self.sriov_vf(address, vendor, device, pf_address, numa_node,
+                          index)
+        return addresses
 
     def gpu(self, address, vendor, device, numa_node, mdev_types,
             pci_class="030000"):
@@ -110,15 +136,19 @@ NODE_KB = 64 * 1024 * 1024            # 64 GiB per node
 TOTAL_KB = 2 * NODE_KB - 8 * 1024     # MemTotal is a bit under the nodes
 PF0 = "0000:3b:00.0"   # Intel X710 port, node 0, 8 of 64 VFs
 PF1 = "0000:d8:00.0"   # Mellanox CX-5 port, node 1, 16 of 32 VFs
-VF0 = "0000:3b:02.0"
+PF0_VF = "154c"        # the VFs' device ids
+PF1_VF = "1018"
+VF0 = "0000:3b:02.0"   # PF0's first VF (3b:02.0-3b:02.7)
+PF1_VF0 = "0000:d8:00.2"   # PF1's first VF (d8:00.2-d8:02.1)
 GPU = "0000:af:00.0"   # NVIDIA Tesla M60, node 1
 NIC = "0000:00:1f.6"   # an ordinary NIC: neither PF nor GPU
 
 
 def two_socket_host(root):
     """2 NUMA nodes of 16 CPUs, 2M and 1G huge pages, two SR-IOV PFs on
-    different nodes, one GPU with two mdev types (two vGPUs of the
-    second already created)."""
+    different nodes with their enabled VFs (only PF0 has
+    ``sriov_vf_device``, as on a newer kernel), one GPU with two mdev
+    types (two vGPUs of the second already created)."""
     host = FakeHost(root)
     host.cpus("0-31", 32, FLAGS)
     host.meminfo(TOTAL_KB)
@@ -127,9 +157,11 @@ def two_socket_host(root):
                                         1048576: (4, 4)})
     host.numa_node(1, "16-31", NODE_KB, {2048: (512, 500),
                                          1048576: (4, 2)})
-    host.sriov_pf(PF0, "8086", "1572", 64, 8, "ens1f0", 0)
-    host.sriov_vf(VF0, "8086", "154c", PF0, 0)
+    host.sriov_pf(PF0, "8086", "1572", 64, 8, "ens1f0", 0,
+                  vf_device=PF0_VF)
+    host.sriov_vfs(PF0, 0x10, 8, "8086", PF0_VF, 0)
     host.sriov_pf(PF1, "15b3", "1017", 32, 16, "ens6f0", 1)
+    host.sriov_vfs(PF1, 0x02, 16, "15b3", PF1_VF, 1)
     host.gpu(GPU, "10de", "13f2", 1,
              {"nvidia-35": ("GRID M60-0B", 16),
               "nvidia-36": ("GRID M60-0Q", 6, 2)})

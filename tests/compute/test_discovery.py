@@ -11,6 +11,7 @@ from compute.discovery import (
     DiscoveryConfigError,
     HugePages,
     MdevType,
+    VirtualFunction,
     discover,
 )
 from compute.discovery import traits as traits_mod
@@ -86,6 +87,52 @@ def test_sriov_physical_functions(root):
 def test_physnet_not_configured(root):
     host = discover(root)
     assert [pf.physnet for pf in host.physical_functions] == [None, None]
+
+
+def test_sriov_virtual_functions(root):
+    pf0, pf1 = discover(root).physical_functions
+    # virtfn0..7 of PF0 are 3b:02.0-3b:02.7, in VF order.
+    assert pf0.vfs == [VirtualFunction(f"0000:3b:02.{f}", "8086", "154c", 0)
+                       for f in range(8)]
+    assert pf0.vfs[0].address == fake_sysfs.VF0
+    assert pf0.vf_product_id == "154c"      # its sriov_vf_device
+    assert len(pf1.vfs) == 16
+    assert pf1.vfs[0] == VirtualFunction(fake_sysfs.PF1_VF0, "15b3", "1018",
+                                         1)
+    assert pf1.vfs[-1].address == "0000:d8:02.1"
+    assert pf1.vf_product_id == "1018"      # no sriov_vf_device: a VF's
+
+
+def test_only_enabled_vfs_are_read(root):
+    # The count is lowered before the kernel drops the links.
+    numvfs = os.path.join(root, "sys/bus/pci/devices", fake_sysfs.PF0,
+                          "sriov_numvfs")
+    with open(numvfs, "w") as f:
+        f.write("3\n")
+    pf0 = discover(root).physical_functions[0]
+    assert [vf.address for vf in pf0.vfs] == [
+        "0000:3b:02.0", "0000:3b:02.1", "0000:3b:02.2"]
+
+
+def test_vf_without_ids_takes_the_pfs(tmp_path):
+    host = fake_sysfs.FakeHost(tmp_path)
+    pf = "0000:01:00.0"
+    host.sriov_pf(pf, "8086", "1592", 128, 2, "eno1", 0, vf_device="1889")
+    # A VF directory without vendor, device or numa_node files.
+    host.sriov_vfs(pf, 0x08, 2, None, None, 0)
+    for vf in ("0000:01:01.0", "0000:01:01.1"):
+        os.remove(tmp_path / "sys/bus/pci/devices" / vf / "numa_node")
+    (found,) = discover(str(tmp_path)).physical_functions
+    assert found.vfs == [
+        VirtualFunction("0000:01:01.0", "8086", "1889", 0),
+        VirtualFunction("0000:01:01.1", "8086", "1889", 0)]
+
+
+def test_pf_without_vf_links(tmp_path):
+    fake_sysfs.FakeHost(tmp_path).sriov_pf("0000:01:00.0", "8086", "1572",
+                                           64, 4, "eno1", -1)
+    (found,) = discover(str(tmp_path)).physical_functions
+    assert (found.num_vfs, found.vfs, found.vf_product_id) == (4, [], None)
 
 
 def test_gpu_and_mdev_types(root):

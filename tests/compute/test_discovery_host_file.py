@@ -4,6 +4,7 @@ import textwrap
 
 import pytest
 
+from compute import host_report
 from compute.discovery import (
     DiscoveryConfig,
     HostFileError,
@@ -50,6 +51,7 @@ FULL = """\
         interface: eno1
         vendor_id: "0x8086"
         product_id: "1572"
+        vf_product_id: "0x154C"
         total_vfs: 16
         num_vfs: 4
         numa_node: 0
@@ -88,6 +90,7 @@ def test_file_without_discovery(tmp_path):
             pf.total_vfs, pf.num_vfs, pf.numa_node) == (
         "0000:01:00.0", "eno1", "8086", "1572", 16, 4, 0)
     assert pf.physnet == "edge"             # from config, by interface
+    assert (pf.vf_product_id, pf.vfs) == ("154c", [])
     (gpu,) = host.gpus
     assert gpu.mdev_types == {
         "nvidia-222": MdevType("nvidia-222", "GRID T4-1B", 16)}
@@ -145,6 +148,44 @@ def test_file_adds_to_and_changes_discovery(root, tmp_path):
     assert gpu.mdev_types["nvidia-36"].available_instances == 6
     assert "CUSTOM_FAST" in host.traits
     assert "HW_CPU_X86_SSE42" in host.traits
+
+
+def test_file_pf_vfs_in_pools(tmp_path):
+    # A PF the file adds has no VF list: its num_vfs VFs are like it
+    # says, and without vf_product_id no request could name them.
+    host = describe_host(str(tmp_path / "nowhere"),
+                         DiscoveryConfig(physnets={"eno1": "edge"}),
+                         host_file=write(tmp_path, FULL))
+    (pool,) = host_report.pci_device_pools(host)
+    assert pool == {"vendor_id": "8086", "product_id": "154c",
+                    "numa_node": 0, "dev_type": "type-VF",
+                    "address": "0000:01:00.0", "remote_managed": "false",
+                    "physical_network": "edge", "parent_ifname": "eno1",
+                    "count": 4}
+    bare = write(tmp_path, FULL.replace('        vf_product_id: "0x154C"\n',
+                                        ""), "bare.yaml")
+    host = describe_host(str(tmp_path / "nowhere"), host_file=bare)
+    assert host.physical_functions[0].vf_product_id is None
+    assert host_report.pci_device_pools(host) == []
+
+
+def test_file_pf_fields_apply_to_its_discovered_vfs(root, tmp_path):
+    path = write(tmp_path, """\
+        physical_functions:
+          - address: "0000:3b:00.0"
+            vf_product_id: "1889"
+            numa_node: 1
+            num_vfs: 4
+        """)
+    pf0, pf1 = describe_host(root, host_file=path).physical_functions
+    assert len(pf0.vfs) == 8                # as found; 4 counted
+    assert {(vf.vendor_id, vf.product_id, vf.numa_node)
+            for vf in pf0.vfs} == {("8086", "1889", 1)}
+    assert pf1.vfs[0].product_id == "1018"  # not in the file: as found
+    pools = host_report.pci_device_pools(describe_host(root,
+                                                       host_file=path))
+    assert [(p["product_id"], p["numa_node"], p["count"]) for p in pools] \
+        == [("1889", 1, 4), ("1018", 1, 16)]
 
 
 def test_no_file_is_discovery(root):
