@@ -66,7 +66,8 @@ USAGE_ERRORS = (CpuSetError, DiscoveryConfigError, HostFileError,
                 compute_conf.ComputeConfigError)
 # A report placement or the scheduler refused, or a scheduler that did
 # not answer: the next turn tries again.
-REPORT_FAILURES = (ReportError, client_mod.RemoteSchedulerError,
+REPORT_FAILURES = (ReportError, client_mod.InvalidHostInfo,
+                   client_mod.RemoteSchedulerError,
                    client_mod.SchedulerTimeout,
                    client_mod.SchedulerUnavailable)
 

@@ -28,7 +28,7 @@ import oslo_messaging
 
 from rpc import conf as rpc_conf
 from rpc import serializer as serializer_mod
-from scheduler import errors
+from scheduler import errors, host_records
 from scheduler import request_spec as request_spec_mod
 from scheduler import selection as selection_mod
 
@@ -65,6 +65,11 @@ class RemoteSchedulerError(errors.SchedulerError):
 class InvalidRequest(RemoteSchedulerError, ValueError):
     """The scheduler could not use the call's arguments (the message says
     which and why); nothing was changed."""
+
+
+class InvalidHostInfo(errors.SchedulerError, ValueError):
+    """A host report the scheduler would refuse, caught before sending
+    (the message names the field); nothing was sent."""
 
 
 class SchedulerClient:
@@ -151,6 +156,11 @@ class SchedulerClient:
         """gantt's host report (see rpc.server.HostInfoEndpoint): the
         compute node's ``report``, the ``service`` state and/or a
         ``heartbeat``; returns {"host", "compute_node_uuid"}."""
+        if report is not None:
+            try:
+                host_records.check_report(report)
+            except host_records.HostRecordError as exc:
+                raise InvalidHostInfo(f"update_host_info: {exc}") from None
         cctxt = self._client.prepare(namespace="gantt", version="1.0")
         return self._call(
             cctxt, context, "update_host_info", None, host=host,

@@ -139,6 +139,16 @@ def _check_report(values):
     return out
 
 
+def check_report(values):
+    """A compute node report as update_host_info takes it, checked and
+    made canonical (the sender checks it before it sends, the scheduler
+    again as it records it); HostRecordError names the first bad field."""
+    if not isinstance(values, dict):
+        raise HostRecordError(
+            "report: expected an object of compute node fields")
+    return _check_report(values)
+
+
 def _check_field(name, value):
     """One field of REPORT_DEFAULTS, by its kind: integers, allocation
     ratios, the cell uuid, short strings, JSON objects, JSON arrays."""

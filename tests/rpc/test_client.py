@@ -372,6 +372,24 @@ def test_ping_and_update_host_info(client, world):
         client.update_host_info(CONTEXT, "n0")
 
 
+@pytest.mark.parametrize("report, says", [
+    ({"vcpus": "many"}, "vcpus"),
+    ({"memroy_mb": 1024}, "unknown compute node field 'memroy_mb'"),
+    ({"pci_device_pools": [{"vendor_id": "8086"}]},
+     "pci_device_pools\\[0\\]: expected an object with an integer count"),
+    (["not", "a", "dict"], "expected an object of compute node fields"),
+], ids=["not-an-int", "unknown-field", "pool-without-count", "not-a-dict"])
+def test_a_bad_host_report_is_refused_before_it_is_sent(client, report,
+                                                         says):
+    sent = []
+    real_call = client._call
+    client._call = lambda *a, **k: sent.append(a) or real_call(*a, **k)
+    with pytest.raises(client_mod.InvalidHostInfo,
+                       match=f"update_host_info: .*{says}"):
+        client.update_host_info(CONTEXT, "n0", nodename="n0", report=report)
+    assert sent == []
+
+
 # -- fanout casts -------------------------------------------------------
 
 
