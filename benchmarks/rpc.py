@@ -29,6 +29,11 @@ per process count P:
   (successful calls), failures by error type; the CPU time each worker
   and the client process spent on the batch (Linux /proc), per worker
   to show how the broker spread the calls, per call to show the cost;
+- where a call's scheduler CPU goes (``cpu_split_ms_per_call``): each
+  worker logs, as it stops, the CPU it spent decoding calls, deciding
+  (claims aside), claiming and encoding replies, per decision; the rest
+  of the measured batch CPU per call is ``messaging`` (AMQP receive and
+  reply, kombu and oslo.messaging, logging);
 - SIGTERM: the service must exit 0. Its queues are auto-delete, its
   fanout and the client's reply queues expire 10 s after their last use;
   the benchmark also deletes what it can name, lists with rabbitmqctl
@@ -43,6 +48,12 @@ the runs of one size: the run for P = 4 finds the instances of the run
 for P = 1 in place. Every host fits 32 instances of the flavor: the
 defaults place 815 instances, under 3 % of 1,000 hosts; the benchmark
 refuses options that would fill more than half of a cloud.
+
+After the service runs of a size, the same requests go to gantt's
+Scheduler embedded in the benchmark process on the same database
+(``embedded``: one call after another, the Nova spec decoded first;
+calls/s, p50/p99 and CPU per call), and each run gives its scheduler CPU
+per call as a multiple of that (``cpu_vs_embedded``).
 
 Prints one JSON document with the inputs, CPU count and, per size and
 process count, the figures. Exit status 1 when a service did not exit 0
@@ -282,6 +293,76 @@ def _cpu_used(before, after):
             if before[pid] is not None and after.get(pid) is not None]
 
 
+def worker_stats(text):
+    """{pid: stats} from the "gantt-scheduler stats:" lines a service's
+    workers log as they stop (rpc.service._stats)."""
+    found = {}
+    for m in re.finditer(r"gantt-scheduler stats: pid=(\d+) (\{.*\})",
+                         text):
+        found[int(m.group(1))] = json.loads(m.group(2))
+    return found
+
+
+def cpu_split(stats, scheduler_cpu_ms_per_call):
+    """Where a call's scheduler CPU goes, ms per call: decoding the call,
+    the decision (claims aside), the claim, encoding the reply, and
+    messaging, the rest of the worker's CPU (AMQP receive and reply,
+    kombu and oslo.messaging, logging). The phase figures are per
+    decision over the workers' whole life (the warm-up calls too); the
+    total is the measured batch's."""
+    decisions = sum(s.get("decisions", 0) for s in stats.values())
+    if not decisions:
+        return None
+
+    def per_call(key):
+        return 1000 * sum(s.get(key, 0.0) for s in stats.values()) / \
+            decisions
+
+    decision, claim = per_call("decision_cpu_s"), per_call("claim_cpu_s")
+    decoding, encoding = per_call("decode_cpu_s"), per_call("encode_cpu_s")
+    split = {"decoding": decoding, "decision": decision - claim,
+             "claim": claim, "encoding": encoding}
+    split["messaging"] = scheduler_cpu_ms_per_call - sum(split.values())
+    return {k: round(v, 3) for k, v in split.items()}
+
+
+def embedded(db_url, spec_form, calls):
+    """The same requests without the broker: gantt's Scheduler in this
+    process on the same database, one call after another (a decoded
+    Nova spec when the runs send Nova's form); calls/s, latency and CPU
+    per call."""
+    from placement.db import store as store_mod
+    from rpc import serializer as serializer_mod
+    from scheduler import manager
+    from tests import databases
+
+    spec_of = _spec_maker(spec_form)
+    decode = serializer_mod.NovaSerializer().deserialize_entity
+    store = store_mod.Store.open(databases.make_conf(db_url))
+    scheduler = manager.Scheduler(store.conf, store=store)
+    try:
+        def one():
+            instance = str(uuid.uuid4())
+            spec = spec_of(instance)
+            if spec_form == "nova":
+                spec = decode(CONTEXT, spec)
+            t0 = time.perf_counter()
+            scheduler.select_destinations(CONTEXT, spec, [instance])
+            return time.perf_counter() - t0
+
+        for _ in range(WARMUP_PER_WORKER):
+            one()
+        cpu, start = time.thread_time(), time.perf_counter()
+        samples = [one() for _ in range(calls)]
+        wall, cpu = time.perf_counter() - start, time.thread_time() - cpu
+    finally:
+        scheduler.close()
+        store.dispose()
+    return {"calls": calls, "calls_per_s": round(calls / wall, 1),
+            **_stats(samples),
+            "cpu_ms_per_call": round(1000 * cpu / calls, 3)}
+
+
 def _stats(samples):
     if not samples:
         return {"p50_ms": None, "p99_ms": None, "count": 0}
@@ -390,6 +471,10 @@ def run(args, db_url, workers, placed, workdir):
         if client is not None:
             client.close()
         out["exit_code"] = service.terminate()
+        if "scheduler_cpu_ms_per_call" in out:
+            out["cpu_split_ms_per_call"] = cpu_split(
+                worker_stats(service.text()),
+                out["scheduler_cpu_ms_per_call"])
         out["worker_restarts"] = len(service.lines("starting it again"))
         out["tracebacks_in_log"] = service.text().count("Traceback")
         out["broker_leftovers"] = clean_broker(args.transport_url, service)
@@ -417,6 +502,13 @@ def scenario(args, n):
         figures = run(args, url, workers, placed, rundir)
         placed += figures.get("instances_placed", 0)
         out["runs"][str(workers)] = figures
+    print(f"{n} hosts, embedded", file=sys.stderr)
+    out["embedded"] = embedded(url, args.spec_form, args.calls)
+    embedded_cpu = out["embedded"]["cpu_ms_per_call"]
+    for figures in out["runs"].values():
+        if figures.get("scheduler_cpu_ms_per_call") and embedded_cpu:
+            figures["cpu_vs_embedded"] = round(
+                figures["scheduler_cpu_ms_per_call"] / embedded_cpu, 2)
     # Only configuration and logs are left there (and the SQLite file).
     shutil.rmtree(workdir, ignore_errors=True)
     return out
@@ -457,6 +549,7 @@ def main(argv=None):
     # Instances placed on one cloud over all its runs; keep them to half
     # its capacity so that no run meets a full cloud.
     planned = sum(args.calls + WARMUP_PER_WORKER * p for p in args.processes)
+    planned += args.calls + WARMUP_PER_WORKER  # the embedded run
     for n in args.sizes:
         if planned > n * PER_HOST // 2:
             parser.error(f"{planned} instances would fill more than half "

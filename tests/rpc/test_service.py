@@ -117,6 +117,16 @@ def test_select_destinations_over_rabbitmq(start, pg_cloud):
     assert caught.value.value.startswith("No valid host was found.")
     assert "Traceback" not in service.text()
     assert service.terminate() == 0
+    # As it stops, the worker says what its calls cost (benchmarks.rpc
+    # splits a call's CPU with it): two decisions (one NoValidHost), one
+    # claim, and CPU in each phase.
+    from benchmarks import rpc as rpc_bench
+    [stats] = rpc_bench.worker_stats(service.text()).values()
+    assert stats["decisions"] == 2
+    assert stats["claim_attempts"] == 1
+    for phase in ("decode_cpu_s", "decision_cpu_s", "claim_cpu_s",
+                  "encode_cpu_s"):
+        assert 0 < stats[phase] < stats["process_cpu_s"], phase
 
 
 def _lock_waiters(conn, database):
