@@ -96,10 +96,21 @@ _WIPE_ORDER = ("allocations", "consumers", "projects", "users",
                "host_changes")
 
 
+_CHANGE_LOGS = ((tables.provider_changes, tables.CHANGES_PRUNED_COUNTER),
+                (host_tables.host_changes,
+                 host_tables.HOST_CHANGES_PRUNED_COUNTER))
+
+
 def wipe(engine):
     """Delete everything but the standard catalog."""
     rp = tables.resource_providers
     with engine.begin() as conn:
+        # Sequence numbers go on after a delete (PostgreSQL, MySQL): the
+        # change logs' rows count as pruned, as they would be on a
+        # database that ran this long, or a reader starting after the
+        # wipe would take every earlier number as a write in flight.
+        pruned = {counter: conn.scalar(sa.select(sa.func.max(log.c.seq)))
+                  for log, counter in _CHANGE_LOGS}
         for name in _WIPE_ORDER:
             conn.execute(tables.metadata.tables[name].delete())
         conn.execute(rp.update().values(root_provider_id=None,
@@ -111,3 +122,7 @@ def wipe(engine):
             tables.resource_classes.c.id
             >= tables.MIN_CUSTOM_RESOURCE_CLASS_ID))
         conn.execute(tables.counters.delete())
+        for counter, top in pruned.items():
+            if top is not None:
+                conn.execute(tables.counters.insert().values(
+                    name=counter, value=top + 1))

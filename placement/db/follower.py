@@ -40,6 +40,10 @@ from placement.db import store as store_mod
 LOG = logging.getLogger(__name__)
 
 
+# Gaps up to this many are read by number; more, as a range.
+MAX_LISTED_GAPS = 500
+
+
 class FollowedLog:
     """Reading one change log of the store: ``table`` has ``seq`` and the
     ``entry`` columns that say what a row changed; the row of ``counter``
@@ -56,13 +60,21 @@ class FollowedLog:
         # Read before every decision: one statement on the raw cursor.
         # The pruned counter comes in the same answer, as a row whose seq
         # is -1 - counter (below 1: no change row has such a number).
+        pruned = (sa.select((-1 - counters.c.value).label("seq"),
+                            *(sa.null().label(c) for c in self.entry))
+                  .where(counters.c.name == counter))
+        rows = sa.select(table.c.seq, *(table.c[c] for c in self.entry))
         self._since = fastsql.Fast(
-            sa.select(table.c.seq, *(table.c[c] for c in self.entry))
-            .where(table.c.seq > sa.bindparam("low"))
-            .union_all(
-                sa.select((-1 - counters.c.value).label("seq"),
-                          *(sa.null().label(c) for c in self.entry))
-                .where(counters.c.name == counter)))
+            rows.where(table.c.seq > sa.bindparam("low")).union_all(pruned))
+        # The same with the gaps (numbers still missing below the
+        # watermark) asked for by number: one number left missing by a
+        # rolled-back write must not make every sync re-read all that
+        # committed after it.
+        self._since_or_gaps = fastsql.Fast(
+            rows.where(sa.or_(
+                table.c.seq > sa.bindparam("low"),
+                table.c.seq.in_(sa.bindparam("gaps", expanding=True))))
+            .union_all(pruned))
 
     @classmethod
     def registered(cls, name):
@@ -79,13 +91,23 @@ class FollowedLog:
             return changes.seqs
         return changes.seqs_of(self.name)
 
-    def since(self, txn, low):
-        """(pruned_below, {seq: entry}) for the rows above ``low``, each
-        entry a tuple of the entry columns; rows below ``pruned_below``
-        are gone."""
+    def since(self, txn, low, gaps=()):
+        """(pruned_below, {seq: entry}) for the rows above ``low`` and
+        those numbered in ``gaps`` (numbers below ``low`` still missing),
+        each entry a tuple of the entry columns; rows below
+        ``pruned_below`` are gone."""
+        if not gaps:
+            rows = self._since.rows(txn, {"low": low})
+        elif len(gaps) > MAX_LISTED_GAPS:
+            # Too many to list (a reader that started beside a bulk
+            # write): the range from the lowest.
+            rows = self._since.rows(txn, {"low": min(min(gaps) - 1, low)})
+        else:
+            rows = self._since_or_gaps.rows(
+                txn, {"low": low, "gaps": sorted(gaps)})
         pruned_below = 0
         changed = {}
-        for row in self._since.rows(txn, {"low": low}):
+        for row in rows:
             seq = row[0]
             if seq < 1:
                 pruned_below = -1 - seq
@@ -221,7 +243,8 @@ class Follower:
 
     def _catch_up(self, txn):
         cursor = self.cursor
-        pruned_below, changed = self.change_log.since(txn, cursor.low())
+        pruned_below, changed = self.change_log.since(
+            txn, cursor.watermark, cursor.gaps)
         if cursor.lost(pruned_below):
             self._full_load(txn)
             return

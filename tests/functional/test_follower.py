@@ -391,3 +391,41 @@ def test_rows_in_reads_a_list_in_chunks(store):
         assert sorted(r.name for r in found) == [f"p{i}" for i in range(5)]
     assert store.read(lambda txn: _NAMES_BY_IDS.rows_in(txn, "ids", [])) \
         == []
+
+
+def test_a_gap_is_read_by_number_not_as_a_range(store, other, monkeypatch):
+    """A number missing below the watermark (a write in flight, or one
+    rolled back) is asked for by itself: the rows committed after it are
+    not read again at every sync while it stays missing."""
+    cache = Names(store)
+    try:
+        cache.sync()
+        for name in ("a", "b", "c"):
+            h.provider(other, name)
+        cache.sync()
+        cache.take()
+        seqs = sorted(store.read(
+            lambda txn: follower.PROVIDER_LOG.since(txn, 0)[1]))
+        gap = seqs[0]
+        # As if the first of the three were still in flight.
+        cache.cursor.gaps[gap] = cache.cursor._clock()
+        asked = []
+        real_since = follower.PROVIDER_LOG.since
+
+        def since(txn, low, gaps=()):
+            found = real_since(txn, low, gaps)
+            asked.append(sorted(found[1]))
+            return found
+        monkeypatch.setattr(follower.PROVIDER_LOG, "since", since)
+        h.provider(other, "d")
+        cache.sync()
+        newest = max(asked[-1])
+        # The gap and the new row; not the two committed in between.
+        assert asked == [[gap, newest]]
+        assert gap not in cache.cursor.gaps
+        # Over MAX_LISTED_GAPS the range from the lowest is read instead.
+        monkeypatch.setattr(follower, "MAX_LISTED_GAPS", 0)
+        found = store.read(lambda txn: real_since(txn, newest, {gap}))[1]
+        assert sorted(found) == [s for s in seqs + [newest] if s >= gap]
+    finally:
+        cache.close()
