@@ -34,6 +34,11 @@ per process count P:
   (claims aside), claiming and encoding replies, per decision; the rest
   of the measured batch CPU per call is ``messaging`` (AMQP receive and
   reply, kombu and oslo.messaging, logging);
+- the rest of the machine (``machine_cpu_ms_per_call``): the CPU the
+  broker (beam.smp), the database server's processes and everything
+  else spent during the batch, per call (all of /proc, by command
+  name): with the client's and the scheduler's, the whole cost of a
+  call on this machine, which bounds calls/s at CPU count / that sum;
 - SIGTERM: the service must exit 0. Its queues are auto-delete, its
   fanout and the client's reply queues expire 10 s after their last use;
   the benchmark also deletes what it can name, lists with rabbitmqctl
@@ -287,6 +292,48 @@ def _cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+# Which processes of the machine count as what, by command name: where a
+# call's CPU goes beyond the scheduler (the 2-core limit is the sum).
+_GROUPS = {"beam.smp": "broker", "postgres": "database",
+           "mariadbd": "database", "mysqld": "database"}
+
+
+def machine_cpu():
+    """{group: CPU seconds so far} over every process of the machine:
+    the broker, the database, everything else ("other"); the benchmark's
+    and the scheduler's own processes are counted apart by the caller."""
+    out = collections.Counter()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                text = f.read()
+        except OSError:
+            continue
+        name = text[text.index("(") + 1:text.rindex(")")]
+        fields = text.rsplit(")", 1)[1].split()
+        seconds = (int(fields[11]) + int(fields[12])) / \
+            os.sysconf("SC_CLK_TCK")
+        out[_GROUPS.get(name, "other")] += seconds
+        out["pid:" + entry] = seconds
+    return out
+
+
+def machine_split(before, after, own_pids, calls):
+    """ms of CPU per call by group between two machine_cpu() readings:
+    broker, database and the rest of the machine (the client and the
+    scheduler workers, given by ``own_pids``, taken out of "other")."""
+    spent = {group: after[group] - before[group]
+             for group in ("broker", "database", "other")}
+    for pid in own_pids:
+        key = f"pid:{pid}"
+        if key in before and key in after:
+            spent["other"] -= after[key] - before[key]
+    return {group: round(1000 * max(value, 0.0) / calls, 3)
+            for group, value in spent.items()}
+
+
 def _cpu_used(before, after):
     """Per process, CPU seconds between two _cpu_seconds snapshots."""
     return [round(after[pid] - before[pid], 2) for pid in sorted(before)
@@ -443,10 +490,12 @@ def run(args, db_url, workers, placed, workdir):
         out["warmup_p50_ms"] = _stats(samples)["p50_ms"]
         pids = service.ready_pids()
         cpu_before = {pid: _cpu_seconds(pid) for pid in pids}
+        machine_before = machine_cpu()
         client_cpu = time.process_time()
         wall, samples, failures, messages = fire(
             client, spec_of, args.calls, threads)
         client_cpu = time.process_time() - client_cpu
+        machine_after = machine_cpu()
         workers_cpu = _cpu_used(
             cpu_before, {pid: _cpu_seconds(pid) for pid in pids})
         out.update({
@@ -463,7 +512,20 @@ def run(args, db_url, workers, placed, workdir):
                 1000 * sum(workers_cpu) / args.calls, 2),
             "client_cpu_ms_per_call": round(
                 1000 * client_cpu / args.calls, 2),
+            # The rest of the machine, per call: what the broker and the
+            # database spent serving these calls (and anything else that
+            # ran meanwhile).
+            "machine_cpu_ms_per_call": machine_split(
+                machine_before, machine_after,
+                [*pids, os.getpid(), service.proc.pid], args.calls),
         })
+        total = (out["scheduler_cpu_ms_per_call"]
+                 + out["client_cpu_ms_per_call"]
+                 + sum(out["machine_cpu_ms_per_call"].values()))
+        out["total_cpu_ms_per_call"] = round(total, 2)
+        # What the machine could serve were its CPUs the only limit.
+        out["cpu_bound_calls_per_s"] = round(
+            1000 * (os.cpu_count() or 1) / total, 1) if total else None
         if messages:
             out["failure_messages"] = messages
         out["instances_placed"] = warmup + len(samples)
