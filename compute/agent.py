@@ -9,12 +9,13 @@ machine (``/proc`` and ``/sys`` under ``--root``; ``[compute] host_file``
 stands in for discovery or adds to it), reports the provider tree to
 placement (compute.report_client: no write when nothing changed; a
 change of shape with allocations on it, such as a NUMA split, becomes a
-reshape that moves them) and,
-when ``[DEFAULT] transport_url`` names gantt-scheduler's broker, the host
-record with a heartbeat (update_host_info). Placement is the embedded
-store of ``[placement_database]``, or gantt's (or OpenStack Placement's)
-REST API at ``--placement-url``. SIGTERM or SIGINT stops it after the
-report in progress; ``--once`` reports once and exits.
+reshape that moves them) and the host record with a heartbeat
+(update_host_info): to gantt-scheduler when ``[DEFAULT] transport_url``
+names its broker, else, on the embedded store, into that database
+directly (the schedulers reading it learn the node). Placement is the
+embedded store of ``[placement_database]``, or gantt's (or OpenStack
+Placement's) REST API at ``--placement-url``. SIGTERM or SIGINT stops
+it after the report in progress; ``--once`` reports once and exits.
 
 Exit status as every gantt command: 0, 2 for config or input that cannot
 be used, 1 for other failures (--debug prints the traceback).
@@ -41,6 +42,8 @@ from placement import command_errors, config_check, direct
 from placement import conf as placement_conf
 from rpc import client as client_mod
 from rpc import conf as rpc_conf
+from rpc import errors as rpc_errors
+from rpc import server as rpc_server
 
 LOG = logging.getLogger(__name__)
 PROG = "gantt-compute-agent"
@@ -67,6 +70,7 @@ USAGE_ERRORS = (CpuSetError, DiscoveryConfigError, HostFileError,
 # A report placement or the scheduler refused, or a scheduler that did
 # not answer: the next turn tries again.
 REPORT_FAILURES = (ReportError, client_mod.InvalidHostInfo,
+                   rpc_errors.InvalidRequest,
                    client_mod.RemoteSchedulerError,
                    client_mod.SchedulerTimeout,
                    client_mod.SchedulerUnavailable)
@@ -136,13 +140,32 @@ def _port(conf):
     return port_mod.DirectPort(placement), placement
 
 
-def _scheduler(conf):
-    if rpc_conf.in_process(conf):
-        LOG.warning("[DEFAULT] transport_url is the in-process transport: "
-                    "no scheduler can hear this agent, only placement "
-                    "gets its reports. Set it to gantt-scheduler's broker.")
-        return None
-    return client_mod.SchedulerClient(conf, timeout=30)
+class StoreHostInfo:
+    """The host record written straight into the embedded database, as
+    gantt-scheduler's update_host_info would write it (the same checks):
+    for an agent on the embedded store with no broker, so that the
+    schedulers reading that database (gantt-manage schedule, a
+    gantt-scheduler on it) learn the node."""
+
+    def __init__(self, store):
+        self._endpoint = rpc_server.HostInfoEndpoint(store)
+
+    def update_host_info(self, context, host, **kwargs):
+        return self._endpoint.update_host_info(context, host, **kwargs)
+
+    def close(self):
+        pass  # the store is the placement port's, closed with it
+
+
+def _scheduler(conf, placement):
+    if not rpc_conf.in_process(conf):
+        return client_mod.SchedulerClient(conf, timeout=30)
+    if placement is not None:
+        return StoreHostInfo(placement.store)
+    LOG.warning("[DEFAULT] transport_url is the in-process transport: "
+                "no scheduler can hear this agent, only placement "
+                "gets its reports. Set it to gantt-scheduler's broker.")
+    return None
 
 
 def _install_stop(stop):
@@ -156,7 +179,7 @@ def serve(conf):
     # Config errors first, before anything is opened.
     compute_conf.discovery_config(conf)
     port, placement = _port(conf)
-    scheduler = _scheduler(conf)
+    scheduler = _scheduler(conf, placement)
     agent = Agent(conf, port, scheduler, root=conf.root)
     LOG.info("%s starting: %s; placement %s, report every %d s", PROG,
              placement_conf.startup_summary(conf),

@@ -219,6 +219,29 @@ def test_a_numa_split_becomes_a_reshape_that_keeps_every_allocation(
         assert by_provider == {HOST: vms[vm]}, vm
 
 
+def test_on_the_embedded_store_the_scheduler_learns_the_node(tmp_path):
+    """No broker: the agent writes the host record into the embedded
+    database itself, and a scheduler reading it (gantt-manage schedule)
+    places and claims on the node."""
+    conf = _conf(tmp_path)
+    root = _fake_root(tmp_path)
+    done = _run(["gantt-compute-agent", "--config-file", str(conf),
+                 "--root", str(root), "--once"], tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "no scheduler can hear" not in done.stdout + done.stderr
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps({"flavor": {"vcpus": 2, "memory_mb": 2048,
+                                           "root_gb": 0},
+                                "num_instances": 2}))
+    done = _run(["gantt-manage", "--config-file", str(conf), "schedule",
+                 str(spec), "--claim", "--format", "json"], tmp_path)
+    assert done.returncode == 0, done.stderr
+    providers = _by_name(_show(conf, tmp_path))
+    # Two instances of 2 VCPU, on the NUMA children of the node.
+    used = sum(p["usages"].get("VCPU", 0) for p in providers.values())
+    assert used == 4, providers
+
+
 def test_bad_compute_option_is_one_line_exit_2(tmp_path):
     conf = _conf(tmp_path)
     conf.write_text(conf.read_text().replace(
