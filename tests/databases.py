@@ -101,16 +101,30 @@ _CHANGE_LOGS = ((tables.provider_changes, tables.CHANGES_PRUNED_COUNTER),
                  host_tables.HOST_CHANGES_PRUNED_COUNTER))
 
 
+def _pruned_below(engine):
+    """{counter: number} that marks every row of each change log, and
+    every number an earlier wipe marked, as pruned."""
+    counters = tables.counters
+    out = {}
+    with engine.connect() as conn:
+        for log, counter in _CHANGE_LOGS:
+            top = conn.scalar(sa.select(sa.func.max(log.c.seq))) or 0
+            before = conn.scalar(sa.select(counters.c.value).where(
+                counters.c.name == counter)) or 0
+            out[counter] = max(top + 1 if top else 0, before)
+    return out
+
+
 def wipe(engine):
     """Delete everything but the standard catalog."""
     rp = tables.resource_providers
+    # Sequence numbers go on after a delete: the change logs' rows count
+    # as pruned, as they would be on a database that ran this long, or a
+    # reader starting after the wipe would take every earlier number for
+    # a write in flight. Read apart from the wipe: on SQLite a
+    # transaction that reads first cannot always become a writer.
+    pruned = _pruned_below(engine)
     with engine.begin() as conn:
-        # Sequence numbers go on after a delete (PostgreSQL, MySQL): the
-        # change logs' rows count as pruned, as they would be on a
-        # database that ran this long, or a reader starting after the
-        # wipe would take every earlier number as a write in flight.
-        pruned = {counter: conn.scalar(sa.select(sa.func.max(log.c.seq)))
-                  for log, counter in _CHANGE_LOGS}
         for name in _WIPE_ORDER:
             conn.execute(tables.metadata.tables[name].delete())
         conn.execute(rp.update().values(root_provider_id=None,
@@ -122,7 +136,7 @@ def wipe(engine):
             tables.resource_classes.c.id
             >= tables.MIN_CUSTOM_RESOURCE_CLASS_ID))
         conn.execute(tables.counters.delete())
-        for counter, top in pruned.items():
-            if top is not None:
+        for counter, value in pruned.items():
+            if value:
                 conn.execute(tables.counters.insert().values(
-                    name=counter, value=top + 1))
+                    name=counter, value=value))
