@@ -280,16 +280,26 @@ def fire(client, spec_of, count, threads):
     return time.perf_counter() - start, samples, failures, messages
 
 
-def _cpu_seconds(pid):
-    """User + system CPU seconds of ``pid`` so far (Linux), or None."""
+def _proc_stat(pid):
+    """(command name, user + system CPU seconds so far) of ``pid`` (Linux),
+    or None when it is gone."""
     try:
         with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-    except (OSError, IndexError):
+            text = f.read()
+    except OSError:
         return None
+    name = text[text.index("(") + 1:text.rindex(")")]
     # utime and stime: fields 14 and 15 of stat(5), the 12th and 13th
     # after the command name.
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    fields = text.rsplit(")", 1)[1].split()
+    return name, (int(fields[11]) + int(fields[12])) / \
+        os.sysconf("SC_CLK_TCK")
+
+
+def _cpu_seconds(pid):
+    """User + system CPU seconds of ``pid`` so far, or None."""
+    found = _proc_stat(pid)
+    return None if found is None else found[1]
 
 
 # Which processes of the machine count as what, by command name: where a
@@ -306,15 +316,10 @@ def machine_cpu():
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                text = f.read()
-        except OSError:
+        found = _proc_stat(entry)
+        if found is None:
             continue
-        name = text[text.index("(") + 1:text.rindex(")")]
-        fields = text.rsplit(")", 1)[1].split()
-        seconds = (int(fields[11]) + int(fields[12])) / \
-            os.sysconf("SC_CLK_TCK")
+        name, seconds = found
         out[_GROUPS.get(name, "other")] += seconds
         out["pid:" + entry] = seconds
     return out

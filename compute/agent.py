@@ -202,22 +202,9 @@ def serve(conf):
         LOG.info("%s stopped", PROG)
 
 
-def _warn(line):
-    print(f"{PROG}: {line}", file=sys.stderr)
-
-
 def main(argv=None):
-    argv = sys.argv[1:] if argv is None else argv
-    try:
-        conf = build_conf(argv)
-        config_check.check(conf, _warn)
-    except cfg.Error as exc:
-        print(f"{PROG}: {exc}", file=sys.stderr)
-        return 2
-    logging.setup(conf, "gantt")
-    return command_errors.run(PROG, lambda: serve(conf), debug=conf.debug,
-                              usage=USAGE_ERRORS,
-                              failures=REPORT_FAILURES)
+    return command_errors.main(PROG, argv, build_conf, serve,
+                               usage=USAGE_ERRORS, failures=REPORT_FAILURES)
 
 
 if __name__ == "__main__":

@@ -16,6 +16,11 @@ line, a developer asks for the rest.
 import sys
 import traceback
 
+from oslo_config import cfg
+from oslo_log import log as logging
+
+from placement import config_check
+
 USAGE = 2
 FAILURE = 1
 INTERRUPTED = 130
@@ -95,3 +100,25 @@ def run(prog, body, debug=False, usage=(), failures=()):
         report(prog, f"failed: {type(exc).__name__}: "
                      f"{_first_line(exc)}{hint}", exc, debug)
         return FAILURE
+
+
+def main(prog, argv, build_conf, body, usage=(), failures=(),
+         checks=(), config_errors=()):
+    """A gantt command from its arguments to its exit status: the config
+    built and checked (every config file alike; ``checks``, each given
+    the conf, may refuse it too), a config that cannot be used one line
+    and status 2 (cfg.Error and ``config_errors``), then logging set up
+    and ``body(conf)`` run as run() says."""
+    argv = sys.argv[1:] if argv is None else argv
+    try:
+        conf = build_conf(argv)
+        config_check.check(
+            conf, lambda line: print(f"{prog}: {line}", file=sys.stderr))
+        for check in checks:
+            check(conf)
+    except (cfg.Error, *config_errors) as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return USAGE
+    logging.setup(conf, "gantt")
+    return run(prog, lambda: body(conf), debug=conf.debug, usage=usage,
+               failures=failures)

@@ -273,27 +273,19 @@ def _check_transport(conf):
         raise cfg.Error(f"[DEFAULT] transport_url: {exc}") from None
 
 
-def _warn(line):
-    print(f"{PROG}: {line}", file=sys.stderr)
+def _check_filters_and_weighers(conf):
+    # Their names, before any worker starts.
+    framework.enabled_filters(conf)
+    framework.enabled_weighers(conf)
 
 
 def main(argv=None):
-    argv = sys.argv[1:] if argv is None else argv
-    try:
-        conf = build_conf(argv)
-        config_check.check(conf, _warn)
-        _check_transport(conf)
-        _check_host_source(conf)
-        recorder.check_conf(conf)
-        # Filter and weigher names, before any worker starts.
-        framework.enabled_filters(conf)
-        framework.enabled_weighers(conf)
-    except (cfg.Error, scheduler_errors.ConfigError) as exc:
-        print(f"{PROG}: {exc}", file=sys.stderr)
-        return 2
-    logging.setup(conf, "gantt")
-    return command_errors.run(PROG, lambda: start(conf), debug=conf.debug,
-                              failures=(host_updates.SourceError,))
+    return command_errors.main(
+        PROG, argv, build_conf, start,
+        failures=(host_updates.SourceError,),
+        checks=(_check_transport, _check_host_source, recorder.check_conf,
+                _check_filters_and_weighers),
+        config_errors=(scheduler_errors.ConfigError,))
 
 
 def start(conf):

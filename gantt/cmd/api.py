@@ -278,10 +278,6 @@ def prepare_database(conf):
     store.dispose()
 
 
-def _warn(line):
-    print(f"gantt-placement-api: {line}", file=sys.stderr)
-
-
 class AddressInUse(Exception):
     """The address to listen on is taken."""
 
@@ -304,16 +300,8 @@ def serve(conf):
 
 
 def main(argv=None):
-    argv = sys.argv[1:] if argv is None else argv
-    try:
-        conf = build_conf(argv)
-        config_check.check(conf, _warn)
-    except cfg.Error as exc:
-        print(f"gantt-placement-api: {exc}", file=sys.stderr)
-        return 2
-    logging.setup(conf, "gantt")
-    return command_errors.run("gantt-placement-api", lambda: serve(conf),
-                              debug=conf.debug, failures=(AddressInUse,))
+    return command_errors.main("gantt-placement-api", argv, build_conf,
+                               serve, failures=(AddressInUse,))
 
 
 if __name__ == "__main__":

@@ -315,21 +315,9 @@ FAILURES = (scheduler_errors.SchedulerError, errors.PlacementError,
             host_updates.SourceError, *reshape_command.FAILURES)
 
 
-def _warn(line):
-    print(f"gantt-manage: {line}", file=sys.stderr)
-
-
 def main(argv=None):
-    argv = sys.argv[1:] if argv is None else argv
-    try:
-        conf = build_conf(argv)
-        config_check.check(conf, _warn)
-    except cfg.Error as exc:
-        print(f"gantt-manage: {exc}", file=sys.stderr)
-        return 2
-    logging.setup(conf, "gantt")
-    return command_errors.run(
-        "gantt-manage", lambda: conf.command.run(conf), debug=conf.debug,
+    return command_errors.main(
+        "gantt-manage", argv, build_conf, lambda conf: conf.command.run(conf),
         usage=USAGE_ERRORS, failures=FAILURES)
 
 
