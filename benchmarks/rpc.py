@@ -6,6 +6,7 @@ of gantt-scheduler, called as a Nova conductor calls it.
         [--transport-url rabbit://guest:guest@127.0.0.1:5672/]
         [--db URL] [--spec-form nova|gantt]
         [--change-feed redis://127.0.0.1:6379/0]
+        [--claim-group-sizes 1,8]
 
 Per size, the cloud of benchmarks.scheduler (N compute nodes of 64 vCPUs,
 256 GB, 4 TB in 10 aggregates, half in a second cell) is built once in a
@@ -14,7 +15,9 @@ the same file) or, with ``--db``, in that database (wiped first). Then,
 per process count P:
 
 - a gantt-scheduler service (``python -m rpc.service``) starts with
-  ``[scheduler] workers = P`` on a topic and exchange of its own; the
+  ``[scheduler] workers = P`` (and, per value of
+  ``--claim-group-sizes``, ``claim_group_size``: the runs are then
+  keyed "P/gG") on a topic and exchange of its own; the
   benchmark waits for P "gantt-scheduler ready" log lines (each worker
   has loaded its host state and candidates index by then);
 - warm-up: 3 x P calls, spread over the workers by the broker, so that
@@ -33,7 +36,9 @@ per process count P:
   worker logs, as it stops, the CPU it spent decoding calls, deciding
   (claims aside), claiming and encoding replies, per decision; the rest
   of the measured batch CPU per call is ``messaging`` (AMQP receive and
-  reply, kombu and oslo.messaging, logging);
+  reply, kombu and oslo.messaging, logging); ``claim_groups``: the share
+  of decisions that were claimed in a group with others
+  (scheduler.request_groups) and claim transactions per decision;
 - the rest of the machine (``machine_cpu_ms_per_call``): the CPU the
   broker (beam.smp), the database server's processes and everything
   else spent during the batch, per call (all of /proc, by command
@@ -131,7 +136,7 @@ class Service:
     exchange of its own."""
 
     def __init__(self, workdir, transport_url, db_url, workers,
-                 change_feed=None):
+                 change_feed=None, claim_group_size=None):
         tag = uuid.uuid4().hex[:12]
         self.topic = "gantt-bench-" + tag
         self.exchange = "gantt-bench-" + tag
@@ -141,6 +146,8 @@ class Service:
         self.config = os.path.join(workdir, "gantt.conf")
         feed_line = (f"change_feed_url = {change_feed}" if change_feed
                      else "")
+        group_line = (f"claim_group_size = {claim_group_size}"
+                      if claim_group_size else "")
         with open(self.config, "w") as f:
             f.write(textwrap.dedent(f"""\
                 [DEFAULT]
@@ -153,6 +160,7 @@ class Service:
                 [scheduler]
                 workers = {workers}
                 topic = {self.topic}
+                {group_line}
                 [placement_database]
                 connection = {db_url}
                 sync_on_startup = false
@@ -415,6 +423,18 @@ def embedded(db_url, spec_form, calls):
             "cpu_ms_per_call": round(1000 * cpu / calls, 3)}
 
 
+def claim_groups(stats):
+    """Over the workers' whole life: the share of decisions claimed in a
+    group with others, and claim transactions per decision."""
+    decisions = sum(s.get("decisions", 0) for s in stats.values())
+    if not decisions:
+        return None
+    grouped = sum(s.get("grouped_decisions", 0) for s in stats.values())
+    claims = sum(s.get("claim_attempts", 0) for s in stats.values())
+    return {"grouped_share": round(grouped / decisions, 3),
+            "claims_per_decision": round(claims / decisions, 3)}
+
+
 def _stats(samples):
     if not samples:
         return {"p50_ms": None, "p99_ms": None, "count": 0}
@@ -473,14 +493,15 @@ def clean_broker(transport_url, service):
 # -- the runs -----------------------------------------------------------------
 
 
-def run(args, db_url, workers, placed, workdir):
+def run(args, db_url, workers, placed, workdir, claim_group_size=None):
     """One service with ``workers`` processes: its figures."""
     threads = args.clients or 2 * workers
     spec_of = _spec_maker(args.spec_form)
     service = Service(workdir, args.transport_url, db_url, workers,
-                      args.change_feed)
+                      args.change_feed, claim_group_size)
     client = None
     out = {"processes": workers, "clients": threads,
+           "claim_group_size": claim_group_size or "default",
            "instances_before": placed}
     try:
         out["ready_s"] = round(service.wait_ready(), 1)
@@ -539,9 +560,10 @@ def run(args, db_url, workers, placed, workdir):
             client.close()
         out["exit_code"] = service.terminate()
         if "scheduler_cpu_ms_per_call" in out:
+            stats = worker_stats(service.text())
             out["cpu_split_ms_per_call"] = cpu_split(
-                worker_stats(service.text()),
-                out["scheduler_cpu_ms_per_call"])
+                stats, out["scheduler_cpu_ms_per_call"])
+            out["claim_groups"] = claim_groups(stats)
         out["worker_restarts"] = len(service.lines("starting it again"))
         out["tracebacks_in_log"] = service.text().count("Traceback")
         out["broker_leftovers"] = clean_broker(args.transport_url, service)
@@ -561,14 +583,18 @@ def scenario(args, n):
     out = {"hosts": n, "build_s": round(built, 1), "capacity": n * PER_HOST,
            "runs": {}}
     placed = 0
+    sizes = args.claim_group_sizes or [None]
     for workers in args.processes:
-        print(f"{n} hosts, {workers} scheduler process(es)",
-              file=sys.stderr)
-        rundir = os.path.join(workdir, f"p{workers}")
-        os.makedirs(rundir, exist_ok=True)
-        figures = run(args, url, workers, placed, rundir)
-        placed += figures.get("instances_placed", 0)
-        out["runs"][str(workers)] = figures
+        for group in sizes:
+            key = str(workers) if group is None else f"{workers}/g{group}"
+            print(f"{n} hosts, {workers} scheduler process(es)"
+                  + ("" if group is None else
+                     f", claim_group_size {group}"), file=sys.stderr)
+            rundir = os.path.join(workdir, "p" + key.replace("/", "-"))
+            os.makedirs(rundir, exist_ok=True)
+            figures = run(args, url, workers, placed, rundir, group)
+            placed += figures.get("instances_placed", 0)
+            out["runs"][key] = figures
     print(f"{n} hosts, embedded", file=sys.stderr)
     out["embedded"] = embedded(url, args.spec_form, args.calls)
     embedded_cpu = out["embedded"]["cpu_ms_per_call"]
@@ -610,12 +636,22 @@ def main(argv=None):
                         default="nova",
                         help="spec_obj as a Nova RequestSpec primitive "
                              "(default) or gantt's JSON form")
+    parser.add_argument("--claim-group-sizes", type=_ints, default=None,
+                        help="run each process count once per [scheduler] "
+                             "claim_group_size given (default: the "
+                             "service's default only)")
     args = parser.parse_args(argv)
     if args.calls < 1 or (args.clients is not None and args.clients < 1):
         parser.error("--calls and --clients must be positive")
+    for name in ("processes", "claim_group_sizes"):
+        values = getattr(args, name) or []
+        if len(set(values)) != len(values):
+            parser.error(f"--{name.replace('_', '-')}: each value once "
+                         "(run the benchmark again to repeat a run)")
     # Instances placed on one cloud over all its runs; keep them to half
     # its capacity so that no run meets a full cloud.
-    planned = sum(args.calls + WARMUP_PER_WORKER * p for p in args.processes)
+    planned = sum(args.calls + WARMUP_PER_WORKER * p
+                  for p in args.processes) * len(args.claim_group_sizes or [1])
     planned += args.calls + WARMUP_PER_WORKER  # the embedded run
     for n in args.sizes:
         if planned > n * PER_HOST // 2:
@@ -636,6 +672,7 @@ def main(argv=None):
                    "warmup_calls_per_process": WARMUP_PER_WORKER,
                    "spec_form": args.spec_form, "flavor": FLAVOR,
                    "change_feed": bool(args.change_feed),
+                   "claim_group_sizes": args.claim_group_sizes or "default",
                    "filters": "default", "weighers": "default (all)"},
         "cpu_count": os.cpu_count(),
         "python": platform.python_version(),

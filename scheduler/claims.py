@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from placement import errors as placement_errors
 from placement.candidates import result as result_mod
@@ -67,10 +67,29 @@ def claim_all(placement: AllocationWriter,
     """Allocate each (consumer uuid, AllocationRequest) of ``writes`` to
     its new consumer in one transaction: all of them or none; an
     Outcome."""
+    return claim_together(placement, [
+        OwnedClaim(consumer, wanted, project_id, user_id)
+        for consumer, wanted in writes])
+
+
+class OwnedClaim(NamedTuple):
+    """One new consumer's claim, with its owner in placement."""
+
+    consumer_uuid: str
+    allocation_request: result_mod.AllocationRequest
+    project_id: str | None
+    user_id: str | None
+
+
+def claim_together(placement: AllocationWriter,
+                   owned: Sequence[OwnedClaim]) -> Outcome:
+    """Allocate every claim of ``claims`` (new consumers, each with its
+    own owner: several requests' claims) in one transaction: all of them
+    or none; an Outcome."""
     batch = [allocations.ConsumerAllocations(
-        consumer, wanted.allocations, project_id=project_id,
-        user_id=user_id, consumer_generation=None)
-        for consumer, wanted in writes]
+        c.consumer_uuid, c.allocation_request.allocations,
+        project_id=c.project_id, user_id=c.user_id, consumer_generation=None)
+        for c in owned]
     return _write(
         lambda: placement.post_allocations(batch),
         lambda exc: "an instance of the request holds allocations "

@@ -62,6 +62,15 @@ SCHEDULER_OPTS = [
              "([DEFAULT] default_availability_zone) means the hosts in no "
              "zone aggregate, and a zone no aggregate carries fails the "
              "request with no valid host."),
+    cfg.IntOpt(
+        "claim_group_size", default=8, min=1,
+        help="gantt: when several single-instance requests wait for the "
+             "scheduler at once, decide up to this many in a row and "
+             "claim them in one transaction (one commit instead of one "
+             "per request). The group is all-or-nothing; when its claim "
+             "fails, each request is decided again alone. 1: every "
+             "request is claimed on its own. A request never waits for "
+             "others to arrive."),
     cfg.BoolOpt(
         "query_placement_for_routed_network_aggregates", default=False,
         help="Nova's option: restrict hosts to the placement aggregates of "

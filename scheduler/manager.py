@@ -11,6 +11,10 @@ then per instance ranking, pick, claim and what the instance takes from
 the host state, then the selections with their alternates (see
 scheduler.pipeline.flow).
 
+Requests that arrive while another is being decided wait in a queue and
+are served as a group: decided in a row on one sync, claimed in one
+transaction (scheduler.request_groups; ``[scheduler] claim_group_size``).
+
 A request that cannot place every instance removes the claims it made
 and raises NoValidHost saying where the hosts went. A rebuild (hint
 ``_nova_check_type`` = rebuild) asks placement nothing and claims
@@ -21,6 +25,7 @@ hosts.
 from __future__ import annotations
 
 import collections
+import dataclasses
 import random
 import threading
 import time
@@ -42,6 +47,7 @@ from scheduler import (
     host_state,
     host_updates,
     placement_port,
+    request_groups,
     request_spec,
     resource_request,
     selection,
@@ -108,6 +114,9 @@ class Scheduler:
                 rank, find, self.port,
                 consumption_mod.HostConsumption(self.table), self.stats),
             selecting_stage.Select(self.table, conf))
+        # Requests that queue for the lock are served in groups.
+        self._groups = request_groups.RequestGroups(
+            self._lock, conf.scheduler.claim_group_size, self._serve_group)
 
     def host_rows_of(self, index_rows: npt.NDArray[np.int64]
                      ) -> npt.NDArray[np.int64]:
@@ -166,6 +175,11 @@ class Scheduler:
                 f"instance_uuids: {len(uuids)} given for num_instances "
                 f"{spec.num_instances}")
         project, user = _owner(spec, context)
+        if (len(uuids) == 1 and count == 1 and refresh and not explain
+                and not _is_rebuild(spec)):
+            decision: state_mod.Decision = self._groups.run(
+                _Request(spec, uuids, project, user, alternates))
+            return decision
         with self._lock, self.table.lock, self._pinned():
             cpu = time.thread_time()
             try:
@@ -177,6 +191,57 @@ class Scheduler:
                 self.stats["decisions"] += 1
                 self.stats["decision_cpu_s"] += time.thread_time() - cpu
 
+    def _serve_group(self, group: list[request_groups.Waiting]) -> None:
+        """Single-instance requests that queued for the lock (see
+        scheduler.request_groups); the caller holds it."""
+        with self.table.lock, self._pinned():
+            cpu = time.thread_time()
+            try:
+                if len(group) == 1:
+                    self._answer_alone(group[0])
+                else:
+                    self._decide_together(group)
+            finally:
+                self.stats["decisions"] += len(group)
+                self.stats["decision_cpu_s"] += time.thread_time() - cpu
+                if len(group) > 1:
+                    self.stats["grouped_decisions"] += len(group)
+
+    def _answer_alone(self, waiting: request_groups.Waiting) -> None:
+        r: _Request = waiting.request
+        try:
+            waiting.answer = self._decide(r.spec, r.uuids, 1, r.project,
+                                          r.user, False, True, r.alternates)
+        except Exception as exc:
+            waiting.error = exc
+
+    def _decide_together(self, group: list[request_groups.Waiting]) -> None:
+        """Decide the group's requests in a row on one sync, each seeing
+        what the earlier ones took, then claim them all in one
+        transaction. When that claim fails, each request is decided again
+        alone, on fresh state."""
+        self.sync()
+        placed, decisions = [], []
+        for waiting in group:
+            r: _Request = waiting.request
+            state = self._request_state(r.spec, r.uuids, 1, r.project,
+                                        r.user, explain=False)
+            state.claim_later = True
+            try:
+                decisions.append(
+                    (waiting, self.pipeline.run(state, r.alternates)))
+            except Exception as exc:
+                waiting.error = exc
+            else:
+                placed.append(state)
+        if not placed or self.pipeline.place.claim_later(placed):
+            for waiting, decision in decisions:
+                waiting.answer = decision
+            return
+        for waiting in group:
+            waiting.error = None
+            self._answer_alone(waiting)
+
     def _decide(self, spec: request_spec.RequestSpec, uuids: list[str],
                 count: int, project: str | None, user: str | None,
                 explain: bool, refresh: bool,
@@ -184,19 +249,25 @@ class Scheduler:
         """schedule() under its locks."""
         if refresh:
             self.sync()
-        state = state_mod.RequestState(
-            spec=spec, instance_uuids=uuids, count=count,
-            project_id=project, user_id=user,
-            host_request=host_request.HostRequest(
-                spec=spec, table=self.table, conf=self.conf,
-                now=self.clock(),
-                rebuild=spec.hint("_nova_check_type") == "rebuild"),
-            explain={} if explain else None)
+        state = self._request_state(spec, uuids, count, project, user,
+                                    explain)
         try:
             return self.pipeline.run(state, alternates)
         except errors.NoValidHost as exc:
             exc.explain = state.explain
             raise
+
+    def _request_state(self, spec: request_spec.RequestSpec,
+                       uuids: list[str], count: int, project: str | None,
+                       user: str | None,
+                       explain: bool) -> state_mod.RequestState:
+        return state_mod.RequestState(
+            spec=spec, instance_uuids=uuids, count=count,
+            project_id=project, user_id=user,
+            host_request=host_request.HostRequest(
+                spec=spec, table=self.table, conf=self.conf,
+                now=self.clock(), rebuild=_is_rebuild(spec)),
+            explain={} if explain else None)
 
     def _pinned(self) -> Any:
         if self._conn is None or self._conn.closed:
@@ -215,6 +286,21 @@ class Scheduler:
         if not follower.sync_all(self.store, (self.table, self.engine.index),
                                  self._watches):
             self.stats["syncs_skipped"] += 1
+
+
+@dataclasses.dataclass(frozen=True)
+class _Request:
+    """A single-instance request, as it waits in a group."""
+
+    spec: request_spec.RequestSpec
+    uuids: list[str]
+    project: str | None
+    user: str | None
+    alternates: bool
+
+
+def _is_rebuild(spec: request_spec.RequestSpec) -> bool:
+    return bool(spec.hint("_nova_check_type") == "rebuild")
 
 
 def _spec_from_dict(data: dict[str, Any]) -> request_spec.RequestSpec:

@@ -78,6 +78,12 @@ class PlacementPort:
         transaction: all of them or none (see claims.claim_all)."""
         return claims.claim_all(self.writer, writes, project_id, user_id)
 
+    def claim_together(self, owned: Sequence[claims.OwnedClaim]
+                       ) -> claims.Outcome:
+        """Several requests' claims, each with its own owner, in one
+        transaction: all of them or none (see claims.claim_together)."""
+        return claims.claim_together(self.writer, owned)
+
     def unclaim(self, consumer_uuid: str) -> None:
         """Remove the consumer's allocations, if it holds any."""
         claims.unclaim(self.writer, consumer_uuid)

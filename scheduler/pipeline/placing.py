@@ -12,6 +12,10 @@ taken out of the host state table. Two ways:
   order that takes it (a lost race is retried on fresh state, then the
   next candidate, then a re-query of that host's tree, then the next
   host).
+- later (RequestState.claim_later): every instance is picked as
+  together, and nothing is claimed yet; the Scheduler claims several
+  requests' picks in one transaction (:meth:`Place.claim_later`), or
+  gives them back when that fails.
 
 A request that cannot place every instance removes the claims it made,
 gives back what its instances took from the host state, and raises
@@ -54,7 +58,11 @@ class Place:
     def __call__(self, state: state_mod.RequestState) -> None:
         try:
             turns = None
-            if len(state.instance_uuids) > 1 and not state.rebuild:
+            if state.claim_later:
+                turns, state.pending = self._pick_all(state)
+                state.allocations = {
+                    i: wanted for i, (_, wanted) in enumerate(state.pending)}
+            elif len(state.instance_uuids) > 1 and not state.rebuild:
                 turns = self._together(state)
             if turns is None:
                 state.once = {}
@@ -79,6 +87,22 @@ class Place:
         """Pick a host for every instance, then claim them all in one
         transaction; None (and nothing left of it) when that claim
         fails."""
+        turns, writes = self._pick_all(state)
+        outcome = self._timed(self.port.claim_all, writes, state.project_id,
+                              state.user_id)
+        if outcome is claims.Outcome.CLAIMED:
+            state.claimed = [consumer for consumer, _ in writes]
+            state.allocations = {i: w for i, (_, w) in enumerate(writes)}
+            return turns
+        self._undo_picks(state)
+        return None
+
+    def _pick_all(self, state: state_mod.RequestState
+                  ) -> tuple[list[state_mod.Turn],
+                             list[placement_port.Write]]:
+        """The best host with a candidate for every instance, each taken
+        from the host state before the next is ranked; nothing claimed.
+        NoValidHost when an instance finds none."""
         state.once = {}
         turns, writes = [], []
         for i in range(state.count):
@@ -88,22 +112,43 @@ class Place:
             if row is None:
                 raise self._no_valid_host(state, i, ranking)
             wanted = state.first_request(row)
+            assert wanted is not None  # the row was picked for its candidates
             writes.append((state.instance_uuids[i], wanted))
             self.consumption.take(state, row)
             state.host_request.chosen_rows.append(row)
             turns.append(state_mod.Turn(row, ranking))
-        outcome = self._timed(self.port.claim_all, writes, state.project_id,
-                              state.user_id)
-        if outcome is claims.Outcome.CLAIMED:
-            state.claimed = [consumer for consumer, _ in writes]
-            state.allocations = {i: w for i, (_, w) in enumerate(writes)}
-            return turns
+        return turns, writes
+
+    def _undo_picks(self, state: state_mod.RequestState) -> None:
+        """Give back what the picks took, and forget them."""
         self.roll_back(state)
         state.consumed, state.claimed = [], []
         state.host_request.chosen_rows.clear()
         if state.explain is not None:
             state.explain["instances"] = []
-        return None
+
+    def claim_later(self, states: list[state_mod.RequestState]) -> bool:
+        """Claim the picks of the ``states`` (placed with claim_later) in
+        one transaction: every instance of every request, or none, so
+        each request stays all-or-nothing. When that fails, what the
+        picks took from the host state is given back, last request
+        first; False (or the claim's error, raised)."""
+        owned = [claims.OwnedClaim(consumer, wanted, state.project_id,
+                                   state.user_id)
+                 for state in states for consumer, wanted in state.pending]
+        try:
+            outcome = self._timed(self.port.claim_together, owned)
+        except BaseException:
+            for state in reversed(states):
+                self._undo_picks(state)
+            raise
+        if outcome is claims.Outcome.CLAIMED:
+            for state in states:
+                state.claimed = [consumer for consumer, _ in state.pending]
+            return True
+        for state in reversed(states):
+            self._undo_picks(state)
+        return False
 
     def _claim(self, state: state_mod.RequestState, i: int,
                row: int) -> bool:

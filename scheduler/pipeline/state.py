@@ -68,6 +68,9 @@ class RequestState:
     host_request: host_request_mod.HostRequest
     # Filled with the reasons when the caller asked for them.
     explain: dict[str, Any] | None = None
+    # Pick every instance but claim none: the Scheduler claims several
+    # requests' picks together (Place.claim_later).
+    claim_later: bool = False
 
     # -- candidates (scheduler.pipeline.candidates) -------------------------
     # The placement query (None for a rebuild, which asks placement
@@ -89,6 +92,10 @@ class RequestState:
 
     # -- claims and what they took (placing, consumption) ------------------
     claimed: list[str] = dataclasses.field(default_factory=list)
+    # With claim_later: the (instance uuid, allocation request) picked
+    # for each instance, not claimed yet.
+    pending: list[tuple[str, result_mod.AllocationRequest]] = \
+        dataclasses.field(default_factory=list)
     # instance index -> the allocation request claimed (or, when nothing
     # is claimed, the one the selection reports)
     allocations: dict[int, result_mod.AllocationRequest | None] = \

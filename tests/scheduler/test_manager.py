@@ -3,41 +3,16 @@ all-or-nothing, rebuilds, forced and ignored hosts, lost races, the PCPU
 fallback and explain."""
 
 import json
-import random
 import uuid as uuidlib
 
 import pytest
 
-from placement import direct
 from scheduler import errors, manager
 from tests.scheduler import cloud as cloud_mod
 
 FLAVOR = {"vcpus": 2, "memory_mb": 1024, "root_gb": 10}
 CELL_A = "0a1b2c3d-0000-4000-8000-00000000000a"
 CELL_B = "0a1b2c3d-0000-4000-8000-00000000000b"
-
-
-@pytest.fixture
-def placement(cloud):
-    return direct.PlacementDirect(cloud.store)
-
-
-@pytest.fixture
-def make(cloud):
-    made = []
-
-    def build(overrides=None):
-        for (group, name), value in (overrides or {}).items():
-            cloud.set(group, name, value)
-        s = manager.Scheduler(cloud.conf, store=cloud.store,
-                              rng=random.Random(7),
-                              clock=lambda: cloud_mod.NOW)
-        made.append(s)
-        return s
-
-    yield build
-    for s in made:
-        s.close()
 
 
 def spec(**fields):

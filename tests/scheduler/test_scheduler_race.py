@@ -1,6 +1,8 @@
 """Four scheduler processes on one database claim at once: every
 instance they report placed holds its allocation on the host they named,
-no host is over-committed, and every slot that fits is used."""
+no host is over-committed, and every slot that fits is used. With four
+threads per process, requests queue and are claimed in groups
+(scheduler.request_groups): the same holds."""
 
 import pytest
 
@@ -15,16 +17,20 @@ HOSTS = 6
 VCPUS = 4  # per host, ratio 1: 24 slots of one vCPU
 
 
+@pytest.mark.parametrize("threads", [1, 4], ids=["alone", "grouped"])
 @pytest.mark.parametrize("engine_name", ["postgresql", "mysql"])
-def test_four_schedulers_never_over_commit(store, db_url):
+def test_four_schedulers_never_over_commit(store, db_url, threads):
     cloud = cloud_mod.Cloud(store)
     placement = direct.PlacementDirect(store)
     hosts = [cloud_mod.add_host(cloud, placement, f"n{i}", vcpus=VCPUS,
                                 memory_mb=65536)
              for i in range(HOSTS)]
     reports = workers.run(race_worker.run,
-                          [(db_url, REQUESTS)] * WORKERS, timeout=240)
+                          [(db_url, REQUESTS, threads)] * WORKERS,
+                          timeout=240)
     assert [r["failures"] for r in reports] == [[]] * WORKERS
+    grouped = sum(r["grouped"] for r in reports)
+    assert (grouped > 0) == (threads > 1), grouped
     placed = {}
     for r in reports:
         placed.update(r["placed"])

@@ -1,0 +1,126 @@
+"""Requests that queue for the Scheduler are decided in a row and claimed
+in one transaction (scheduler.request_groups): each sees what the ones
+before it took, a group's claim is all-or-nothing, and when it fails each
+request is decided again alone. On SQLite; the race test runs threaded
+schedulers on PostgreSQL and MySQL."""
+
+import threading
+import time
+import uuid as uuidlib
+
+from scheduler import errors
+from tests.scheduler import cloud as cloud_mod
+
+FLAVOR = {"vcpus": 2, "memory_mb": 1024, "root_gb": 10}
+
+
+def spec(**fields):
+    data = {"flavor": dict(FLAVOR), "project_id": "p1", "user_id": "u1"}
+    data.update(fields)
+    return data
+
+
+def queued_calls(s, specs):
+    """select_destinations for each spec (one new instance each) from its
+    own thread, all queued while the scheduler is busy, then let go:
+    [(instance, chosen Selection or the error)] in queue order."""
+    out = [None] * len(specs)
+    instances = [str(uuidlib.uuid4()) for _ in specs]
+
+    def call(i):
+        try:
+            [[chosen, *_]] = s.select_destinations(None, specs[i],
+                                                   [instances[i]])
+            out[i] = (instances[i], chosen)
+        except Exception as exc:
+            out[i] = (instances[i], exc)
+
+    threads = []
+    with s._lock:  # a decision under way
+        for i in range(len(specs)):
+            threads.append(threading.Thread(target=call, args=(i,)))
+            threads[-1].start()
+            deadline = time.monotonic() + 10
+            while s._groups.queued < i + 1:
+                assert time.monotonic() < deadline
+                time.sleep(0.001)
+    for thread in threads:
+        thread.join(30)
+    return out
+
+
+def usage(placement, uuid):
+    return {rc: n for rc, n in placement.get_provider_usages(uuid)[1].items()
+            if n}
+
+
+def test_queued_requests_are_claimed_in_one_transaction(
+        cloud, placement, make):
+    uuids = [cloud_mod.add_host(cloud, placement, f"n{i}", memory_mb=8192)
+             for i in range(4)]
+    s = make()
+    s.table.sync()
+    out = queued_calls(s, [spec() for _ in range(4)])
+    assert s.stats["grouped_decisions"] == 4
+    assert s.stats["claim_attempts"] == 1
+    # Each request saw the ones before it take RAM: one per host.
+    chosen = [sel.compute_node_uuid for _, sel in out]
+    assert sorted(chosen) == sorted(uuids)
+    for instance, sel in out:
+        held = placement.get_allocations(instance).allocations
+        assert list(held) == [sel.compute_node_uuid]
+    for uuid in uuids:
+        assert usage(placement, uuid) == {
+            "VCPU": 2, "MEMORY_MB": 1024, "DISK_GB": 10}
+
+
+def test_a_group_that_does_not_fit_is_decided_again_one_by_one(
+        cloud, placement, make):
+    # Room for one instance: both requests of the group pick n0, the
+    # group's claim fails as a whole, and alone the first gets n0.
+    [uuid] = [cloud_mod.add_host(cloud, placement, "n0", vcpus=2)]
+    s = make()
+    s.table.sync()
+    free_before = int(s.table.free_ram_mb[0])
+    out = queued_calls(s, [spec(), spec()])
+    assert s.stats["grouped_decisions"] == 2
+    first, second = out
+    assert first[1].compute_node_uuid == uuid
+    assert isinstance(second[1], errors.NoValidHost)
+    assert placement.get_allocations(second[0]).allocations == {}
+    assert list(placement.get_allocations(first[0]).allocations) == [uuid]
+    assert usage(placement, uuid) == {"VCPU": 2, "MEMORY_MB": 1024,
+                                      "DISK_GB": 10}
+    # The host state holds the one instance placed, not the undone picks.
+    assert int(s.table.free_ram_mb[0]) == free_before - 1024
+
+
+def test_a_refused_request_does_not_hold_back_its_group(
+        cloud, placement, make):
+    uuids = [cloud_mod.add_host(cloud, placement, f"n{i}")
+             for i in range(2)]
+    cloud.service("n1", enabled=False)
+    s = make()
+    s.table.sync()
+    out = queued_calls(s, [spec(), spec(ignore_hosts=["n0"]), spec()])
+    assert s.stats["grouped_decisions"] == 3
+    assert s.stats["claim_attempts"] == 1
+    assert isinstance(out[1][1], errors.NoValidHost)
+    assert placement.get_allocations(out[1][0]).allocations == {}
+    for instance, sel in (out[0], out[2]):
+        assert sel.compute_node_uuid == uuids[0]
+        assert list(placement.get_allocations(instance).allocations) == \
+            [uuids[0]]
+    assert usage(placement, uuids[0])["VCPU"] == 4
+
+
+def test_claim_group_size_one_claims_each_request_alone(
+        cloud, placement, make):
+    [cloud_mod.add_host(cloud, placement, f"n{i}") for i in range(3)]
+    s = make({("scheduler", "claim_group_size"): 1})
+    s.table.sync()
+    out = queued_calls(s, [spec() for _ in range(3)])
+    assert all(not isinstance(sel, Exception) for _, sel in out)
+    assert s.stats["grouped_decisions"] == 0
+    assert s.stats["claim_attempts"] == 3
+    assert s.stats["decisions"] == 3
