@@ -234,13 +234,23 @@ class Scheduler:
                 waiting.error = exc
             else:
                 placed.append(state)
-        if not placed or self.pipeline.place.claim_later(placed):
+        if not placed or self._claim_later(placed):
             for waiting, decision in decisions:
                 waiting.answer = decision
             return
         for waiting in group:
             waiting.error = None
             self._answer_alone(waiting)
+
+    def _claim_later(self, placed: list[state_mod.RequestState]) -> bool:
+        """Claim the group's picks together; False when they must be
+        decided again alone: they did not fit, or one request's own
+        fault (an instance that holds allocations already) would fail
+        them all."""
+        try:
+            return self.pipeline.place.claim_later(placed)
+        except errors.SchedulerError:
+            return False
 
     def _decide(self, spec: request_spec.RequestSpec, uuids: list[str],
                 count: int, project: str | None, user: str | None,

@@ -20,12 +20,13 @@ def spec(**fields):
     return data
 
 
-def queued_calls(s, specs):
-    """select_destinations for each spec (one new instance each) from its
-    own thread, all queued while the scheduler is busy, then let go:
-    [(instance, chosen Selection or the error)] in queue order."""
+def queued_calls(s, specs, instances=None):
+    """select_destinations for each spec (one instance each, new ones
+    unless given) from its own thread, all queued while the scheduler is
+    busy, then let go: [(instance, chosen Selection or the error)] in
+    queue order."""
     out = [None] * len(specs)
-    instances = [str(uuidlib.uuid4()) for _ in specs]
+    instances = instances or [str(uuidlib.uuid4()) for _ in specs]
 
     def call(i):
         try:
@@ -112,6 +113,29 @@ def test_a_refused_request_does_not_hold_back_its_group(
         assert list(placement.get_allocations(instance).allocations) == \
             [uuids[0]]
     assert usage(placement, uuids[0])["VCPU"] == 4
+
+
+def test_an_instance_that_holds_allocations_fails_alone(
+        cloud, placement, make):
+    uuids = [cloud_mod.add_host(cloud, placement, f"n{i}")
+             for i in range(2)]
+    s = make()
+    s.table.sync()
+    held = str(uuidlib.uuid4())
+    placement.put_allocations(held, {uuids[1]: {"VCPU": 1}},
+                              project_id="p1", user_id="u1")
+    instances = [str(uuidlib.uuid4()), held, str(uuidlib.uuid4())]
+    out = queued_calls(s, [spec(), spec(), spec()], instances)
+    assert s.stats["grouped_decisions"] == 3
+    assert isinstance(out[1][1], errors.SchedulerError)
+    assert "holds allocations already" in out[1][1].message
+    for instance, sel in (out[0], out[2]):
+        assert list(placement.get_allocations(instance).allocations) == \
+            [sel.compute_node_uuid]
+    # The held instance keeps what it had, and nothing more.
+    assert {rp: a.resources for rp, a in
+            placement.get_allocations(held).allocations.items()} == {
+        uuids[1]: {"VCPU": 1}}
 
 
 def test_claim_group_size_one_claims_each_request_alone(
