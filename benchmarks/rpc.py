@@ -37,8 +37,9 @@ per process count P:
   (claims aside), claiming and encoding replies, per decision; the rest
   of the measured batch CPU per call is ``messaging`` (AMQP receive and
   reply, kombu and oslo.messaging, logging); ``claim_groups``: the share
-  of decisions that were claimed in a group with others
-  (scheduler.request_groups) and claim transactions per decision;
+  of decisions that were decided in a group with others
+  (scheduler.request_groups), claim transactions per decision, and how
+  many groups failed their claim and were decided again alone;
 - the rest of the machine (``machine_cpu_ms_per_call``): the CPU the
   broker (beam.smp), the database server's processes and everything
   else spent during the batch, per call (all of /proc, by command
@@ -431,8 +432,10 @@ def claim_groups(stats):
         return None
     grouped = sum(s.get("grouped_decisions", 0) for s in stats.values())
     claims = sum(s.get("claim_attempts", 0) for s in stats.values())
+    fallbacks = sum(s.get("group_fallbacks", 0) for s in stats.values())
     return {"grouped_share": round(grouped / decisions, 3),
-            "claims_per_decision": round(claims / decisions, 3)}
+            "claims_per_decision": round(claims / decisions, 3),
+            "groups_decided_again_alone": fallbacks}
 
 
 def _stats(samples):

@@ -70,7 +70,9 @@ SCHEDULER_OPTS = [
              "per request). The group is all-or-nothing; when its claim "
              "fails, each request is decided again alone. 1: every "
              "request is claimed on its own. A request never waits for "
-             "others to arrive."),
+             "others to arrive. With [recording] enabled, calls are "
+             "served one at a time (the trace keeps the order of the "
+             "decisions), so none are grouped."),
     cfg.BoolOpt(
         "query_placement_for_routed_network_aggregates", default=False,
         help="Nova's option: restrict hosts to the placement aggregates of "

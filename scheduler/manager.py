@@ -36,6 +36,7 @@ import numpy as np
 import numpy.typing as npt
 
 from placement import direct
+from placement import errors as placement_errors
 from placement.candidates import engine as engine_mod
 from placement.db import follower
 from placement.db import store as store_mod
@@ -221,23 +222,32 @@ class Scheduler:
         transaction. When that claim fails, each request is decided again
         alone, on fresh state."""
         self.sync()
-        placed, decisions = [], []
-        for waiting in group:
-            r: _Request = waiting.request
-            state = self._request_state(r.spec, r.uuids, 1, r.project,
-                                        r.user, explain=False)
-            state.claim_later = True
-            try:
-                decisions.append(
-                    (waiting, self.pipeline.run(state, r.alternates)))
-            except Exception as exc:
-                waiting.error = exc
-            else:
-                placed.append(state)
+        placed: list[state_mod.RequestState] = []
+        decisions = []
+        try:
+            for waiting in group:
+                r: _Request = waiting.request
+                state = self._request_state(r.spec, r.uuids, 1, r.project,
+                                            r.user, explain=False)
+                state.claim_later = True
+                try:
+                    decisions.append(
+                        (waiting, self.pipeline.run(state, r.alternates)))
+                except Exception as exc:
+                    waiting.error = exc
+                    # What its picks took, if a later stage failed.
+                    self.pipeline.place.roll_back(state)
+                else:
+                    placed.append(state)
+        except BaseException:
+            for state in reversed(placed):
+                self.pipeline.place.roll_back(state)
+            raise
         if not placed or self._claim_later(placed):
             for waiting, decision in decisions:
                 waiting.answer = decision
             return
+        self.stats["group_fallbacks"] += 1
         for waiting in group:
             waiting.error = None
             self._answer_alone(waiting)
@@ -245,11 +255,11 @@ class Scheduler:
     def _claim_later(self, placed: list[state_mod.RequestState]) -> bool:
         """Claim the group's picks together; False when they must be
         decided again alone: they did not fit, or one request's own
-        fault (an instance that holds allocations already) would fail
-        them all."""
+        fault would fail them all (an instance that holds allocations
+        already, or one instance asked for twice)."""
         try:
             return self.pipeline.place.claim_later(placed)
-        except errors.SchedulerError:
+        except (errors.SchedulerError, placement_errors.InvalidAllocation):
             return False
 
     def _decide(self, spec: request_spec.RequestSpec, uuids: list[str],

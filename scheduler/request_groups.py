@@ -1,14 +1,17 @@
 """Requests that wait for the scheduler are served in groups.
 
 The Scheduler decides one request at a time. Under load, RPC threads
-queue for it; instead of taking turns, the thread that gets the lock
-serves every request queued so far (up to a limit) as one group, and the
-others find their answers ready when their turn comes. The group shares
-one sync of the caches and one claim transaction (group commit), which
-is where a decision's database cost goes on PostgreSQL and MySQL.
+queue for it; instead of taking turns, one thread at a time leads: it
+takes every request queued so far (up to a limit, its own first), serves
+them as one group under the scheduler's lock, wakes their threads with
+their answers and hands the lead to the next request in the queue. The
+group shares one sync of the caches and one claim transaction (group
+commit), which is where a decision's database cost goes on PostgreSQL
+and MySQL.
 
-Nothing waits on purpose: a request that arrives alone is a group of
-one, served at once.
+Nothing waits on purpose: a request that arrives with nobody leading
+leads at once, alone. A thread whose request was answered returns at
+once, without waiting for the lock again.
 """
 
 from __future__ import annotations
@@ -28,6 +31,9 @@ class Waiting:
     answer: Any = None
     error: BaseException | None = None
     done: bool = False
+    # Set when the request is answered or its thread is to lead.
+    woken: threading.Event = dataclasses.field(
+        default_factory=threading.Event)
 
     def result(self) -> Any:
         if self.error is not None:
@@ -47,6 +53,9 @@ class RequestGroups:
         self._serve = serve
         self._queue: collections.deque[Waiting] = collections.deque()
         self._queue_lock = threading.Lock()
+        # Whether a thread leads (or has been handed the lead). While it
+        # is false the queue is empty.
+        self._leading = False
 
     @property
     def queued(self) -> int:
@@ -60,25 +69,69 @@ class RequestGroups:
         waiting = Waiting(request)
         with self._queue_lock:
             self._queue.append(waiting)
-        with self._lock:
-            while not waiting.done:
-                self._serve_next()
+            lead = not self._leading
+            self._leading = True
+        if not lead:
+            try:
+                waiting.woken.wait()
+            except BaseException:
+                self._abandon(waiting)
+                raise
+        if not waiting.done:
+            # Nobody led, or the lead was handed over: this request is
+            # at the head of the queue.
+            self._lead(waiting)
         return waiting.result()
 
-    def _serve_next(self) -> None:
-        with self._queue_lock:
-            group = [self._queue.popleft()
-                     for _ in range(min(self._limit, len(self._queue)))]
+    def _lead(self, own: Waiting) -> None:
+        group: list[Waiting] = []
         try:
-            self._serve(group)
+            with self._lock:
+                # Taken once the scheduler is free: whatever queued
+                # meanwhile joins the group.
+                with self._queue_lock:
+                    group = [self._queue.popleft() for _ in
+                             range(min(self._limit, len(self._queue)))]
+                self._serve(group)
         except BaseException as exc:
             # A failure of the group as a whole (the database gone, say)
-            # is every unanswered request's failure.
+            # is every unanswered request's failure; an interruption of
+            # this thread is reported to the others as such.
+            given = exc if isinstance(exc, Exception) else RuntimeError(
+                f"the thread serving this request stopped: {exc!r}")
             for waiting in group:
                 if waiting.answer is None and waiting.error is None:
-                    waiting.error = exc
-            if not isinstance(exc, Exception):
+                    waiting.error = given
+            if given is not exc:
                 raise
         finally:
+            self._hand_over(own)
             for waiting in group:
                 waiting.done = True
+                waiting.woken.set()
+
+    def _hand_over(self, own: Waiting) -> None:
+        """The lead to the request at the head of the queue, if any. The
+        leader's own request leaves the queue if it is still there (its
+        thread was interrupted before it took its group)."""
+        with self._queue_lock:
+            if own in self._queue:
+                self._queue.remove(own)
+            if self._queue:
+                self._queue[0].woken.set()
+            else:
+                self._leading = False
+
+    def _abandon(self, waiting: Waiting) -> None:
+        """A thread that stops waiting: its request leaves the queue and,
+        if the lead had been handed to it, the lead goes on. (Once taken
+        into a group, the request is served with nobody to answer.)"""
+        with self._queue_lock:
+            if waiting not in self._queue:
+                return
+            self._queue.remove(waiting)
+            if waiting.woken.is_set():
+                if self._queue:
+                    self._queue[0].woken.set()
+                else:
+                    self._leading = False

@@ -46,13 +46,15 @@ class HostConsumption:
             float(table.ram_allocation_ratio[row])))
 
     def give_back(self, state: state_mod.RequestState) -> None:
-        """Everything the request's instances took so far."""
+        """Everything the request's instances took so far (once: a
+        second call gives back nothing)."""
         flavor = state.spec.flavor
         if state.consumed:
             self.table.consume(
                 state.consumed, ram_mb=-flavor.memory_mb,
                 disk_mb=-_disk_mb(state.spec), vcpus=-flavor.vcpus,
                 instances=-1, io_ops=-1)
+        state.consumed = []
         for row, node in state.nodes_before.items():
             self.table.replace_node(row, node)
         state.nodes_before = {}

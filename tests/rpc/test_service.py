@@ -7,6 +7,7 @@ Needs RabbitMQ and PostgreSQL on loopback (skipped locally, failed in CI
 when missing). The broker restart test also needs rabbitmqctl (root).
 """
 
+import contextlib
 import json
 import os
 import shutil
@@ -23,6 +24,7 @@ import sqlalchemy as sa
 
 from cloudfile import loader
 from placement import direct
+from placement import errors as placement_errors
 from placement.db import store as store_mod
 from rpc import cell_retry
 from rpc import client as rpc_client
@@ -135,6 +137,7 @@ def test_calls_that_queue_are_claimed_together(start, pg_cloud):
     claimed for its own instance, in fewer claim transactions than
     decisions."""
     calls = 12
+    instances = [str(uuidlib.uuid4()) for _ in range(calls)]
     store = store_mod.Store(databases.make_conf(pg_cloud))
     placement = direct.PlacementDirect(store)
     try:
@@ -142,7 +145,6 @@ def test_calls_that_queue_are_claimed_together(start, pg_cloud):
                    .get("VCPU", 0) for p in placement.list_providers())
         assert free >= calls, "earlier tests left too little room"
         service = start()
-        instances = [str(uuidlib.uuid4()) for _ in range(calls)]
         ready = threading.Barrier(calls)
         answers = {}
 
@@ -171,6 +173,10 @@ def test_calls_that_queue_are_claimed_together(start, pg_cloud):
             assert {rp: a.resources for rp, a in held.items()} == {
                 host: {"VCPU": 1, "MEMORY_MB": 256, "DISK_GB": 1}}
     finally:
+        # The module's cloud is shared: leave its room to the next tests.
+        for instance in instances:
+            with contextlib.suppress(placement_errors.AllocationsNotFound):
+                placement.delete_allocations(instance)
         store.dispose()
     assert service.terminate() == 0
     from benchmarks import rpc as rpc_bench

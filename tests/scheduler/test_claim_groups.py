@@ -47,6 +47,7 @@ def queued_calls(s, specs, instances=None):
                 time.sleep(0.001)
     for thread in threads:
         thread.join(30)
+        assert not thread.is_alive(), "a call never returned"
     return out
 
 
@@ -82,9 +83,15 @@ def test_a_group_that_does_not_fit_is_decided_again_one_by_one(
     [uuid] = [cloud_mod.add_host(cloud, placement, "n0", vcpus=2)]
     s = make()
     s.table.sync()
-    free_before = int(s.table.free_ram_mb[0])
+    before = {column: int(getattr(s.table, column)[0]) for column in
+              ("free_ram_mb", "vcpus_used", "num_instances", "num_io_ops")}
     out = queued_calls(s, [spec(), spec()])
     assert s.stats["grouped_decisions"] == 2
+    # The group's claim was lost, then the first alone was claimed; the
+    # second found no room left and claimed nothing.
+    assert s.stats["group_fallbacks"] == 1
+    assert s.stats["claim_attempts"] == 2
+    assert s.stats["claims_lost"] == 1
     first, second = out
     assert first[1].compute_node_uuid == uuid
     assert isinstance(second[1], errors.NoValidHost)
@@ -93,7 +100,11 @@ def test_a_group_that_does_not_fit_is_decided_again_one_by_one(
     assert usage(placement, uuid) == {"VCPU": 2, "MEMORY_MB": 1024,
                                       "DISK_GB": 10}
     # The host state holds the one instance placed, not the undone picks.
-    assert int(s.table.free_ram_mb[0]) == free_before - 1024
+    after = {column: int(getattr(s.table, column)[0]) for column in before}
+    assert after == {"free_ram_mb": before["free_ram_mb"] - 1024,
+                     "vcpus_used": before["vcpus_used"] + 2,
+                     "num_instances": before["num_instances"] + 1,
+                     "num_io_ops": before["num_io_ops"] + 1}
 
 
 def test_a_refused_request_does_not_hold_back_its_group(
@@ -136,6 +147,25 @@ def test_an_instance_that_holds_allocations_fails_alone(
     assert {rp: a.resources for rp, a in
             placement.get_allocations(held).allocations.items()} == {
         uuids[1]: {"VCPU": 1}}
+
+
+def test_one_instance_asked_twice_in_a_group_is_placed_once(
+        cloud, placement, make):
+    # A retry that arrives while the first call still waits.
+    [cloud_mod.add_host(cloud, placement, f"n{i}") for i in range(2)]
+    s = make()
+    s.table.sync()
+    twice, other = str(uuidlib.uuid4()), str(uuidlib.uuid4())
+    out = queued_calls(s, [spec(), spec(), spec()], [twice, other, twice])
+    assert s.stats["group_fallbacks"] == 1
+    assert out[0][1].compute_node_uuid in placement.get_allocations(
+        twice).allocations
+    assert list(placement.get_allocations(other).allocations) == \
+        [out[1][1].compute_node_uuid]
+    assert isinstance(out[2][1], errors.SchedulerError)
+    assert "holds allocations already" in out[2][1].message
+    assert sum(usage(placement, p.uuid).get("VCPU", 0)
+               for p in placement.list_providers()) == 4
 
 
 def test_claim_group_size_one_claims_each_request_alone(

@@ -18,7 +18,7 @@ def _queue_behind(lock, groups, requests):
     def call(request):
         try:
             results[request] = ("answer", groups.run(request))
-        except Exception as exc:
+        except BaseException as exc:
             results[request] = ("error", exc)
 
     threads = []
@@ -48,6 +48,7 @@ def test_queued_requests_are_served_in_groups_of_the_limit_in_order():
         threads, results = _queue_behind(lock, groups, [1, 2, 3, 4, 5])
     for thread in threads:
         thread.join(10)
+        assert not thread.is_alive()
     assert served == [[1, 2], [3, 4], [5]]
     assert results == {r: ("answer", r * 10) for r in [1, 2, 3, 4, 5]}
 
@@ -78,6 +79,7 @@ def test_a_groups_failure_is_every_unanswered_requests_error():
         threads, results = _queue_behind(lock, groups, ["a", "b", "c"])
     for thread in threads:
         thread.join(10)
+        assert not thread.is_alive()
     assert results["a"] == ("answer", "first")
     assert isinstance(results["b"][1], ValueError)
     assert results["c"] == ("error", broken)
@@ -97,3 +99,55 @@ def test_the_next_group_is_served_after_a_failed_one():
         groups.run("x")
     assert groups.run("y") == "fine"
     assert groups.queued == 0
+
+
+def test_an_answered_request_returns_while_the_next_group_is_served():
+    lock = threading.Lock()
+    second_started, release_second = threading.Event(), threading.Event()
+
+    def serve(group):
+        [waiting] = group
+        if waiting.request == "second":
+            second_started.set()
+            assert release_second.wait(10)
+        waiting.answer = waiting.request
+
+    groups = request_groups.RequestGroups(lock, 1, serve)
+    with lock:
+        threads, results = _queue_behind(lock, groups, ["first", "second"])
+    assert second_started.wait(10)
+    # The second group holds the scheduler; the first request's thread
+    # has its answer and has returned all the same.
+    threads[0].join(10)
+    assert not threads[0].is_alive()
+    assert results["first"] == ("answer", "first")
+    release_second.set()
+    threads[1].join(10)
+    assert results["second"] == ("answer", "second")
+
+
+def test_an_interrupted_leader_fails_its_group_and_the_queue_goes_on():
+    lock = threading.Lock()
+    served = []
+
+    def serve(group):
+        served.append([w.request for w in group])
+        if group[0].request == "a":
+            raise KeyboardInterrupt
+        for waiting in group:
+            waiting.answer = "ok"
+
+    groups = request_groups.RequestGroups(lock, 2, serve)
+    with lock:
+        threads, results = _queue_behind(lock, groups, ["a", "b", "c"])
+    for thread in threads:
+        thread.join(10)
+        assert not thread.is_alive()
+    assert served == [["a", "b"], ["c"]]
+    # The leader's own thread gets the interruption; the other member of
+    # its group is told the server stopped; the next group is served.
+    assert isinstance(results["a"][1], KeyboardInterrupt)
+    assert isinstance(results["b"][1], RuntimeError)
+    assert "stopped" in str(results["b"][1])
+    assert results["c"] == ("answer", "ok")
+    assert groups.run("d") == "ok"
