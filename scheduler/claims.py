@@ -83,7 +83,7 @@ class OwnedClaim(NamedTuple):
 
 def claim_together(placement: AllocationWriter,
                    owned: Sequence[OwnedClaim]) -> Outcome:
-    """Allocate every claim of ``claims`` (new consumers, each with its
+    """Allocate every claim of ``owned`` (new consumers, each with its
     own owner: several requests' claims) in one transaction: all of them
     or none; an Outcome."""
     batch = [allocations.ConsumerAllocations(
