@@ -122,7 +122,7 @@ class Place:
     def _undo_picks(self, state: state_mod.RequestState) -> None:
         """Give back what the picks took, and forget them."""
         self.roll_back(state)
-        state.consumed, state.claimed = [], []
+        state.claimed = []
         state.host_request.chosen_rows.clear()
         if state.explain is not None:
             state.explain["instances"] = []
@@ -136,19 +136,17 @@ class Place:
         owned = [claims.OwnedClaim(consumer, wanted, state.project_id,
                                    state.user_id)
                  for state in states for consumer, wanted in state.pending]
+        claimed = False
         try:
-            outcome = self._timed(self.port.claim_together, owned)
-        except BaseException:
+            claimed = self._timed(self.port.claim_together,
+                                  owned) is claims.Outcome.CLAIMED
+        finally:
             for state in reversed(states):
-                self._undo_picks(state)
-            raise
-        if outcome is claims.Outcome.CLAIMED:
-            for state in states:
-                state.claimed = [consumer for consumer, _ in state.pending]
-            return True
-        for state in reversed(states):
-            self._undo_picks(state)
-        return False
+                if claimed:
+                    state.claimed = [c for c, _ in state.pending]
+                else:
+                    self._undo_picks(state)
+        return claimed
 
     def _claim(self, state: state_mod.RequestState, i: int,
                row: int) -> bool:
