@@ -6,7 +6,7 @@ of gantt-scheduler, called as a Nova conductor calls it.
         [--transport-url rabbit://guest:guest@127.0.0.1:5672/]
         [--db URL] [--spec-form nova|gantt]
         [--change-feed redis://127.0.0.1:6379/0]
-        [--claim-group-sizes 1,8]
+        [--claim-group-sizes 1,8] [--listener-idle-waits 0.001,0.05]
 
 Per size, the cloud of benchmarks.scheduler (N compute nodes of 64 vCPUs,
 256 GB, 4 TB in 10 aggregates, half in a second cell) is built once in a
@@ -16,8 +16,9 @@ per process count P:
 
 - a gantt-scheduler service (``python -m rpc.service``) starts with
   ``[scheduler] workers = P`` (and, per value of
-  ``--claim-group-sizes``, ``claim_group_size``: the runs are then
-  keyed "P/gG") on a topic and exchange of its own; the
+  ``--claim-group-sizes``, ``claim_group_size``, and per value of
+  ``--listener-idle-waits``, ``listener_idle_wait``: the runs are then
+  keyed "P/gG", "P/wW" or "P/gG/wW") on a topic and exchange of its own; the
   benchmark waits for P "gantt-scheduler ready" log lines (each worker
   has loaded its host state and candidates index by then);
 - warm-up: 3 x P calls, spread over the workers by the broker, so that
@@ -137,7 +138,8 @@ class Service:
     exchange of its own."""
 
     def __init__(self, workdir, transport_url, db_url, workers,
-                 change_feed=None, claim_group_size=None):
+                 change_feed=None, claim_group_size=None,
+                 listener_idle_wait=None):
         tag = uuid.uuid4().hex[:12]
         self.topic = "gantt-bench-" + tag
         self.exchange = "gantt-bench-" + tag
@@ -149,6 +151,8 @@ class Service:
                      else "")
         group_line = (f"claim_group_size = {claim_group_size}"
                       if claim_group_size else "")
+        wait_line = (f"listener_idle_wait = {listener_idle_wait}"
+                     if listener_idle_wait else "")
         with open(self.config, "w") as f:
             f.write(textwrap.dedent(f"""\
                 [DEFAULT]
@@ -162,6 +166,7 @@ class Service:
                 workers = {workers}
                 topic = {self.topic}
                 {group_line}
+                {wait_line}
                 [placement_database]
                 connection = {db_url}
                 sync_on_startup = false
@@ -496,15 +501,17 @@ def clean_broker(transport_url, service):
 # -- the runs -----------------------------------------------------------------
 
 
-def run(args, db_url, workers, placed, workdir, claim_group_size=None):
+def run(args, db_url, workers, placed, workdir, claim_group_size=None,
+        listener_idle_wait=None):
     """One service with ``workers`` processes: its figures."""
     threads = args.clients or 2 * workers
     spec_of = _spec_maker(args.spec_form)
     service = Service(workdir, args.transport_url, db_url, workers,
-                      args.change_feed, claim_group_size)
+                      args.change_feed, claim_group_size, listener_idle_wait)
     client = None
     out = {"processes": workers, "clients": threads,
            "claim_group_size": claim_group_size or "default",
+           "listener_idle_wait": listener_idle_wait or "default",
            "instances_before": placed}
     try:
         out["ready_s"] = round(service.wait_ready(), 1)
@@ -586,16 +593,24 @@ def scenario(args, n):
     out = {"hosts": n, "build_s": round(built, 1), "capacity": n * PER_HOST,
            "runs": {}}
     placed = 0
-    sizes = args.claim_group_sizes or [None]
+    variants = [(group, wait)
+                for group in args.claim_group_sizes or [None]
+                for wait in args.listener_idle_waits or [None]]
     for workers in args.processes:
-        for group in sizes:
-            key = str(workers) if group is None else f"{workers}/g{group}"
+        for group, wait in variants:
+            key = str(workers)
+            if group is not None:
+                key += f"/g{group}"
+            if wait is not None:
+                key += f"/w{wait:g}"
             print(f"{n} hosts, {workers} scheduler process(es)"
                   + ("" if group is None else
-                     f", claim_group_size {group}"), file=sys.stderr)
+                     f", claim_group_size {group}")
+                  + ("" if wait is None else
+                     f", listener_idle_wait {wait:g}"), file=sys.stderr)
             rundir = os.path.join(workdir, "p" + key.replace("/", "-"))
             os.makedirs(rundir, exist_ok=True)
-            figures = run(args, url, workers, placed, rundir, group)
+            figures = run(args, url, workers, placed, rundir, group, wait)
             placed += figures.get("instances_placed", 0)
             out["runs"][key] = figures
     print(f"{n} hosts, embedded", file=sys.stderr)
@@ -614,6 +629,17 @@ def _ints(text):
     values = [int(s) for s in text.split(",") if s]
     if not values or min(values) < 1:
         raise argparse.ArgumentTypeError("expected positive integers")
+    return values
+
+
+def _waits(text):
+    try:
+        values = [float(s) for s in text.split(",") if s]
+    except ValueError:
+        values = []
+    if not values or not all(0.001 <= v <= 1.0 for v in values):
+        raise argparse.ArgumentTypeError(
+            "expected seconds from 0.001 to 1.0")
     return values
 
 
@@ -643,10 +669,14 @@ def main(argv=None):
                         help="run each process count once per [scheduler] "
                              "claim_group_size given (default: the "
                              "service's default only)")
+    parser.add_argument("--listener-idle-waits", type=_waits, default=None,
+                        help="run each process count once per [scheduler] "
+                             "listener_idle_wait given, in seconds (default: "
+                             "the service's default only)")
     args = parser.parse_args(argv)
     if args.calls < 1 or (args.clients is not None and args.clients < 1):
         parser.error("--calls and --clients must be positive")
-    for name in ("processes", "claim_group_sizes"):
+    for name in ("processes", "claim_group_sizes", "listener_idle_waits"):
         values = getattr(args, name) or []
         if len(set(values)) != len(values):
             parser.error(f"--{name.replace('_', '-')}: each value once "
@@ -654,7 +684,9 @@ def main(argv=None):
     # Instances placed on one cloud over all its runs; keep them to half
     # its capacity so that no run meets a full cloud.
     planned = sum(args.calls + WARMUP_PER_WORKER * p
-                  for p in args.processes) * len(args.claim_group_sizes or [1])
+                  for p in args.processes) * (
+                      len(args.claim_group_sizes or [1])
+                      * len(args.listener_idle_waits or [1]))
     planned += args.calls + WARMUP_PER_WORKER  # the embedded run
     for n in args.sizes:
         if planned > n * PER_HOST // 2:
@@ -676,6 +708,8 @@ def main(argv=None):
                    "spec_form": args.spec_form, "flavor": FLAVOR,
                    "change_feed": bool(args.change_feed),
                    "claim_group_sizes": args.claim_group_sizes or "default",
+                   "listener_idle_waits":
+                       args.listener_idle_waits or "default",
                    "filters": "default", "weighers": "default (all)"},
         "cpu_count": os.cpu_count(),
         "python": platform.python_version(),

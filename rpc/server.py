@@ -517,7 +517,7 @@ def build_server(conf, scheduler, transport=None):
     rpc_conf.register_opts(conf)
     recorder = recorder_mod.from_conf(conf, rpc_conf.worker_count(conf))
     if transport is None:
-        transport = rpc_conf.get_transport(conf)
+        transport = rpc_conf.get_server_transport(conf)
     # No executor argument: oslo.messaging picks threading unless
     # eventlet has monkey-patched the process (passing it is deprecated).
     server = oslo_messaging.get_rpc_server(

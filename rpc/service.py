@@ -122,7 +122,7 @@ def serve(conf, stop):
     # The schema was brought up to date before the workers started.
     store = store_mod.Store(conf)
     scheduler = manager.Scheduler(conf, store=store)
-    transport = rpc_conf.get_transport(conf)
+    transport = rpc_conf.get_server_transport(conf)
     started = False
     try:
         try:

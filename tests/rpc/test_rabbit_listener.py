@@ -1,0 +1,176 @@
+"""gantt-scheduler's RabbitMQ listener (rpc/rabbit_listener.py), on the
+in-process broker and on a real RabbitMQ: how long it waits between
+calls, and that a call arriving during a long wait is served at once.
+
+The waits are read from the listener's own connection: each consume()
+it makes is recorded with its timeout and whether a message ended it.
+oslo.messaging's stock listener is measured the same way beside it."""
+
+import threading
+import time
+
+import oslo_messaging
+import pytest
+from oslo_messaging._drivers import amqpdriver
+from oslo_messaging._drivers import common as rpc_common
+
+from rpc import conf as rpc_conf
+from rpc import rabbit_listener
+from tests.rpc import helpers
+
+
+class _Waits:
+    """Spies on a listener connection's consume(): (timeout, whether a
+    message ended the wait), in order."""
+
+    def __init__(self, conn):
+        self.seen = []
+        self._consume = conn.consume
+        conn.consume = self.consume
+
+    def consume(self, timeout=None):
+        try:
+            self._consume(timeout=timeout)
+        except rpc_common.Timeout:
+            self.seen.append((timeout, False))
+            raise
+        else:
+            self.seen.append((timeout, True))
+
+    def after_last_message(self):
+        """The timeouts of the empty waits since the last message."""
+        last = max(i for i, (_, got) in enumerate(self.seen) if got)
+        return [timeout for timeout, _ in self.seen[last + 1:]]
+
+
+def _recording(listener_cls):
+    """A listener class that records its waits in ``spies``."""
+    class Recording(listener_cls):
+        spies = []
+
+        def __init__(self, driver, conn, *args):
+            super().__init__(driver, conn, *args)
+            self.spies.append(_Waits(conn))
+    return Recording
+
+
+class _SteadyDriver(rabbit_listener.SteadyRabbitDriver):
+    listener_cls = _recording(rabbit_listener.SteadyRpcListener)
+
+
+class _StockDriver(rabbit_listener.SteadyRabbitDriver):
+    """oslo.messaging's listener class, built the way the steady driver
+    builds its own (it takes no idle wait)."""
+
+    class listener_cls(_recording(amqpdriver.RpcAMQPListener)):
+        def __init__(self, driver, conn, idle_wait):
+            super().__init__(driver, conn)
+
+
+class _Ping:
+    def ping(self, ctxt):
+        return "pong"
+
+
+@pytest.fixture(params=["in-process", "rabbitmq"])
+def transport_url(request):
+    if request.param == "rabbitmq":
+        helpers.require_rabbit()
+        return helpers.RABBIT_URL
+    return None
+
+
+def _serve(transport_url, driver_cls, idle_wait):
+    conf = helpers.messaging_conf(transport_url, helpers.unique_topic())
+    rpc_conf.get_server_transport(conf).cleanup()  # registers its options
+    if "oslo_messaging_rabbit" in conf:
+        conf.set_override("amqp_auto_delete", True,
+                          group="oslo_messaging_rabbit")
+    url = oslo_messaging.TransportURL.parse(conf,
+                                            rpc_conf.transport_url(conf))
+    transport = oslo_messaging.transport.RPCTransport(driver_cls(
+        conf, url, idle_wait, default_exchange=conf.control_exchange))
+    target = oslo_messaging.Target(topic=conf.scheduler.topic,
+                                   server="listener-test")
+    server = oslo_messaging.get_rpc_server(transport, target, [_Ping()])
+    driver_cls.listener_cls.spies.clear()
+    server.start()
+    client = oslo_messaging.get_rpc_client(
+        transport, oslo_messaging.Target(topic=conf.scheduler.topic),
+        timeout=10)
+    return transport, server, client
+
+
+def _stop(transport, server):
+    server.stop()
+    server.wait()
+    transport.cleanup()
+
+
+@pytest.mark.parametrize("driver_cls, first_wait", [
+    (_StockDriver, amqpdriver.ACK_REQUEUE_EVERY_SECONDS_MIN),
+    (_SteadyDriver, 0.1),
+], ids=["stock", "steady"])
+def test_waits_after_a_call(transport_url, driver_cls, first_wait):
+    transport, server, client = _serve(transport_url, driver_cls, 0.1)
+    try:
+        assert client.call({}, "ping") == "pong"
+        time.sleep(0.5)
+        [spy] = driver_cls.listener_cls.spies
+        waits = spy.after_last_message()
+    finally:
+        _stop(transport, server)
+    # oslo.messaging's: 1 ms, doubled after each empty wait; the steady
+    # listener's: the same doubling from its idle wait. In 0.5 s the
+    # stock listener wakes about 9 times, the steady one 3 times.
+    assert waits[0] == pytest.approx(first_wait)
+    for before, after in zip(waits, waits[1:], strict=False):
+        assert after == pytest.approx(before * 2)
+    if driver_cls is _StockDriver:
+        assert len(waits) >= 7
+    else:
+        assert len(waits) <= 3
+
+
+def test_a_call_ends_a_long_wait_at_once(transport_url):
+    transport, server, client = _serve(transport_url, _SteadyDriver, 1.0)
+    try:
+        assert client.call({}, "ping") == "pong"
+        # The listener is now in a wait of 1 s; a call sent 0.1 s into
+        # it is answered long before the wait would end.
+        time.sleep(0.1)
+        started = time.monotonic()
+        assert client.call({}, "ping") == "pong"
+        took = time.monotonic() - started
+        [spy] = _SteadyDriver.listener_cls.spies
+        # That call ended a wait of 1 s, not one that timed out.
+        assert (1.0, True) in spy.seen
+    finally:
+        _stop(transport, server)
+    assert took < 0.6
+
+
+def test_stopping_ends_a_long_wait(transport_url):
+    transport, server, client = _serve(transport_url, _SteadyDriver, 1.0)
+    assert client.call({}, "ping") == "pong"
+    stopped = threading.Event()
+
+    def stop():
+        _stop(transport, server)
+        stopped.set()
+    threading.Thread(target=stop, daemon=True).start()
+    # The wait is capped by the driver's poll timeout (1 s without
+    # heartbeats), as oslo.messaging's own listener's.
+    assert stopped.wait(5)
+
+
+def test_server_transport_uses_the_steady_listener(transport_url):
+    conf = helpers.messaging_conf(transport_url, helpers.unique_topic())
+    conf.set_override("listener_idle_wait", 0.25, group="scheduler")
+    transport = rpc_conf.get_server_transport(conf)
+    try:
+        assert isinstance(transport._driver,
+                          rabbit_listener.SteadyRabbitDriver)
+        assert transport._driver.idle_wait == 0.25
+    finally:
+        transport.cleanup()
