@@ -64,3 +64,23 @@ def test_rows_run_on_a_real_connection():
         rows = fastsql.Fast(STATEMENT).rows(
             txn, {"bs": [10, 20, 30], "c": "x", "as_": [1, 2, 3]})
         assert sorted(r.a for r in rows) == [1, 2]
+
+
+def test_raw_form_numbers_each_name_once():
+    """psycopg's raw form: $n per name (a name used twice keeps its
+    number), escaped percent signs unescaped, arguments in number
+    order."""
+    sql = ("SELECT %(a)s, %(b)s::INTEGER, %(a)s "
+           "WHERE x LIKE 'p%%' AND y = %(c_0)s")
+    raw, names = fastsql._raw(sql)
+    assert raw == (b"SELECT $1, $2::INTEGER, $1 "
+                   b"WHERE x LIKE 'p%' AND y = $3")
+    assert names == ["a", "b", "c_0"]
+
+
+def test_raw_args_follow_the_numbers():
+    form = fastsql._Form(STATEMENT, postgresql.psycopg.dialect(), None)
+    params = {"bs": [1, 2], "c": "x", "as_": [9]}
+    raw, args = form.raw(form.text(params), form.args(params))
+    assert b"t.b IN ($1, $2) AND t.c = $3 AND t.a IN ($4)" in raw
+    assert args == [1, 2, "x", 9]
