@@ -270,7 +270,8 @@ class FastInsert:
     """A multi-row INSERT of ``columns`` into ``table``: one statement and
     one round trip for any number of rows (up to CHUNK a statement), where
     a driver's executemany may pay one per row. With ``returning`` (a
-    column), :meth:`rows` returns its values for the new rows (RETURNING:
+    column), :meth:`rows` returns its values for the new rows; with a
+    tuple of columns, the new rows as named tuples of them (RETURNING:
     SQLite 3.35, MariaDB 10.5, PostgreSQL)."""
 
     CHUNK = 200
@@ -279,6 +280,12 @@ class FastInsert:
         self.table = table
         self.columns = list(columns)
         self.returning = returning
+        if returning is None:
+            self._returned = ()
+        elif isinstance(returning, tuple):
+            self._returned = returning
+        else:
+            self._returned = (returning,)
         self._by_count = {}
         self._lock = threading.Lock()
 
@@ -288,15 +295,15 @@ class FastInsert:
             rows = [{c: sa.bindparam(f"r{i}_{c}", type_=self.table.c[c].type)
                      for c in self.columns} for i in range(count)]
             statement = self.table.insert().values(rows)
-            if self.returning is not None:
-                statement = statement.returning(self.returning)
+            if self._returned:
+                statement = statement.returning(*self._returned)
             with self._lock:
                 fast = self._by_count.setdefault(count, Fast(statement))
         return fast
 
     def rows(self, txn, rows):
         """Insert ``rows`` (dicts keyed by column); the returned column's
-        values, when there is one."""
+        values (or rows of the returned columns), in no promised order."""
         rows = list(rows)
         out = []
         for start in range(0, len(rows), self.CHUNK):
@@ -304,8 +311,10 @@ class FastInsert:
             params = {f"r{i}_{c}": row[c] for i, row in enumerate(chunk)
                       for c in self.columns}
             statement = self._statement(len(chunk))
-            if self.returning is None:
+            if not self._returned:
                 statement.rowcount(txn, params)
-            else:
+            elif len(self._returned) == 1:
                 out.extend(r[0] for r in statement.rows(txn, params))
+            else:
+                out.extend(statement.rows(txn, params))
         return out

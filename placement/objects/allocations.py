@@ -77,9 +77,13 @@ _DELETE_ALLOCATIONS = fastsql.Fast(
 _INSERT_ALLOCATIONS = fastsql.FastInsert(_alloc, [
     "resource_provider_id", "consumer_id", "resource_class_id", "used",
     "created_at"])
-_INSERT_CONSUMER = fastsql.Fast(_consumer.insert(), columns=[
-    "uuid", "project_id", "user_id", "consumer_type_id", "generation",
-    "created_at"], returning=_consumer.c.id)
+_CONSUMER_COLUMNS = ["uuid", "project_id", "user_id", "consumer_type_id",
+                     "generation", "created_at"]
+_INSERT_CONSUMER = fastsql.Fast(_consumer.insert(),
+                                columns=_CONSUMER_COLUMNS,
+                                returning=_consumer.c.id)
+_INSERT_CONSUMERS = fastsql.FastInsert(
+    _consumer, _CONSUMER_COLUMNS, returning=(_consumer.c.uuid, _consumer.c.id))
 _consumer_guard = sa.and_(_consumer.c.id == sa.bindparam("c_id"),
                           _consumer.c.generation == sa.bindparam("c_gen"))
 _UPDATE_CONSUMER = fastsql.Fast(
@@ -249,15 +253,9 @@ def _apply(txn, plan):
         _DELETE_ALLOCATIONS.rowcount(
             txn, {"ids": [r.id for r in plan.old_rows]})
     _bump_providers(txn, plan)
-    generations = {}
-    consumer_ids = {}
-    for consumer in sorted(plan.consumers,
-                           key=lambda p: p.write.consumer_uuid):
-        uuid = consumer.write.consumer_uuid
-        consumer_ids[uuid] = _write_consumer(txn, consumer)
-        generations[uuid] = consumer.new_generation
+    consumer_ids = _write_consumers(txn, plan.consumers)
     _insert_rows(txn, plan, consumer_ids)
-    return generations
+    return {p.write.consumer_uuid: p.new_generation for p in plan.consumers}
 
 
 def _bump_providers(txn, plan):
@@ -350,16 +348,33 @@ def _plan_consumer(txn, write, row):
         user_pk=consumers_mod.ensure_user(txn, user_id), type_pk=type_pk)
 
 
+def _write_consumers(txn, plans):
+    """Write the consumer rows in uuid order (one lock order for every
+    writer); {uuid: internal id}. Several consumers that are all new (a
+    group of scheduler claims) go in one multi-row INSERT, in that
+    order."""
+    ordered = sorted(plans, key=lambda p: p.write.consumer_uuid)
+    if len(ordered) > 1 and all(p.row is None and p.write.allocations
+                                for p in ordered):
+        rows = _INSERT_CONSUMERS.rows(
+            txn, [_new_consumer(txn, p) for p in ordered])
+        return {row.uuid: row.id for row in rows}
+    return {p.write.consumer_uuid: _write_consumer(txn, p) for p in ordered}
+
+
+def _new_consumer(txn, plan):
+    return {"uuid": plan.write.consumer_uuid, "project_id": plan.project_pk,
+            "user_id": plan.user_pk, "consumer_type_id": plan.type_pk,
+            "generation": 1, "created_at": txn.now}
+
+
 def _write_consumer(txn, plan):
     """Create, update or delete the consumer row; its internal id."""
     write, row = plan.write, plan.row
     if row is None:
         if not write.allocations:
             return None
-        return _INSERT_CONSUMER.insert(txn, {
-            "uuid": write.consumer_uuid, "project_id": plan.project_pk,
-            "user_id": plan.user_pk, "consumer_type_id": plan.type_pk,
-            "generation": 1, "created_at": txn.now})
+        return _INSERT_CONSUMER.insert(txn, _new_consumer(txn, plan))
     guard = {"c_id": row.id, "c_gen": row.generation}
     if not write.allocations:
         done = _DELETE_CONSUMER.rowcount(txn, guard)
