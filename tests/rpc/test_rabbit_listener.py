@@ -174,3 +174,16 @@ def test_server_transport_uses_the_steady_listener(transport_url):
         assert transport._driver.idle_wait == 0.25
     finally:
         transport.cleanup()
+
+
+def test_other_drivers_keep_their_own_listener():
+    """A transport URL that names another driver (oslo.messaging's fake
+    one here) gets the transport get_transport gives, untouched."""
+    conf = helpers.messaging_conf("fake://", helpers.unique_topic())
+    transport = rpc_conf.get_server_transport(conf)
+    try:
+        assert not isinstance(transport._driver,
+                              rabbit_listener.SteadyRabbitDriver)
+        assert type(transport._driver).__name__ == "FakeDriver"
+    finally:
+        transport.cleanup()
