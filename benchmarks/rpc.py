@@ -602,14 +602,16 @@ def scenario(args, n):
             if group is not None:
                 key += f"/g{group}"
             if wait is not None:
-                key += f"/w{wait:g}"
+                key += f"/w{wait}"
             print(f"{n} hosts, {workers} scheduler process(es)"
                   + ("" if group is None else
                      f", claim_group_size {group}")
                   + ("" if wait is None else
-                     f", listener_idle_wait {wait:g}"), file=sys.stderr)
+                     f", listener_idle_wait {wait}"), file=sys.stderr)
             rundir = os.path.join(workdir, "p" + key.replace("/", "-"))
             os.makedirs(rundir, exist_ok=True)
+            # Each run starts without the dead rows of the one before.
+            scheduler_bench.vacuum(url)
             figures = run(args, url, workers, placed, rundir, group, wait)
             placed += figures.get("instances_placed", 0)
             out["runs"][key] = figures

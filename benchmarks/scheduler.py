@@ -42,6 +42,7 @@ import uuid
 
 import numpy as np
 
+from placement.db import engine as engine_mod
 from placement.db import store as store_mod
 from placement.objects import aggregates, inventories, providers
 from scheduler import host_records, manager
@@ -65,6 +66,17 @@ def _store(url, change_feed=None):
     _vacuum(store.engine)
     store.dispose()
     return store_mod.Store.open(conf)
+
+
+def vacuum(url):
+    """_vacuum on the database of ``url`` (nothing but on PostgreSQL)."""
+    if not url.startswith("postgresql"):
+        return
+    engine = engine_mod.create_engine(databases.make_conf(url))
+    try:
+        _vacuum(engine)
+    finally:
+        engine.dispose()
 
 
 def _vacuum(engine):

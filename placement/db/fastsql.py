@@ -189,20 +189,24 @@ class Fast:
         self._lock = threading.Lock()
 
     def _form(self, dialect):
-        form = self._forms.get(dialect.name)
+        # By driver too: psycopg's form runs on its RawCursor, which a
+        # psycopg2 connection of the same process cannot take.
+        key = (dialect.name, dialect.driver)
+        form = self._forms.get(key)
         if form is None:
             statement = self.statement
             if self.returning is not None and dialect.name == "postgresql":
                 statement = statement.returning(self.returning)
             with self._lock:
                 form = self._forms.setdefault(
-                    dialect.name, _Form(statement, dialect, self.columns))
+                    key, _Form(statement, dialect, self.columns))
         return form
 
     def _run(self, txn, params):
         conn = txn.conn
         dialect = conn.dialect
-        form = self._forms.get(dialect.name) or self._form(dialect)
+        form = (self._forms.get((dialect.name, dialect.driver))
+                or self._form(dialect))
         dbapi_conn = conn.connection.dbapi_connection
         sql = form.text(params)
         args = form.args(params)

@@ -84,3 +84,13 @@ def test_raw_args_follow_the_numbers():
     raw, args = form.raw(form.text(params), form.args(params))
     assert b"t.b IN ($1, $2) AND t.c = $3 AND t.a IN ($4)" in raw
     assert args == [1, 2, "x", 9]
+
+
+def test_forms_are_kept_per_driver():
+    """psycopg's form runs on its RawCursor; a psycopg2 engine in the
+    same process must get its own form of the same statement."""
+    fast = fastsql.Fast(STATEMENT)
+    with_psycopg = fast._form(postgresql.psycopg.dialect())
+    with_psycopg2 = fast._form(postgresql.psycopg2.dialect())
+    assert with_psycopg is not with_psycopg2
+    assert fast._form(postgresql.psycopg.dialect()) is with_psycopg
