@@ -100,7 +100,7 @@ def get_server_transport(conf):
     _prepare(conf)
     url = oslo_messaging.TransportURL.parse(conf, transport_url(conf))
     if not rabbit_listener.is_rabbit(url):
-        return get_transport(conf)
+        return oslo_messaging.get_rpc_transport(conf, url=url)
     return rabbit_listener.transport(conf, url,
                                      conf.scheduler.listener_idle_wait)
 

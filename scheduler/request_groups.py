@@ -117,10 +117,7 @@ class RequestGroups:
         with self._queue_lock:
             if own in self._queue:
                 self._queue.remove(own)
-            if self._queue:
-                self._queue[0].woken.set()
-            else:
-                self._leading = False
+            self._pass_lead()
 
     def _abandon(self, waiting: Waiting) -> None:
         """A thread that stops waiting: its request leaves the queue and,
@@ -131,7 +128,12 @@ class RequestGroups:
                 return
             self._queue.remove(waiting)
             if waiting.woken.is_set():
-                if self._queue:
-                    self._queue[0].woken.set()
-                else:
-                    self._leading = False
+                self._pass_lead()
+
+    def _pass_lead(self) -> None:
+        """The lead to the head of the queue, or to nobody when it is
+        empty (the caller holds the queue lock)."""
+        if self._queue:
+            self._queue[0].woken.set()
+        else:
+            self._leading = False

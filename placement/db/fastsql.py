@@ -283,7 +283,6 @@ class FastInsert:
     def __init__(self, table, columns, returning=None):
         self.table = table
         self.columns = list(columns)
-        self.returning = returning
         if returning is None:
             self._returned = ()
         elif isinstance(returning, tuple):
