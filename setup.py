@@ -109,7 +109,7 @@ EXTRAS_REQUIRE = {
         "openstacksdk>=3.0,<5",
         "keystoneauth1>=5.1,<6",
     ],
-    "postgres": ["psycopg[binary]>=3.1,<4"],
+    "postgres": ["psycopg[binary]>=3.2,<4"],
     "mysql": ["PyMySQL>=1.1,<2"],
     "redis": ["redis>=5.0,<9"],
 }

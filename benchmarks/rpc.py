@@ -41,6 +41,9 @@ per process count P:
   of decisions that were decided in a group with others
   (scheduler.request_groups), claim transactions per decision, and how
   many groups failed their claim and were decided again alone;
+  ``follow``: decisions, syncs that skipped the change-log read
+  (PostgreSQL's notifications or the change feed said nobody else
+  committed) and claims lost to another writer;
 - the rest of the machine (``machine_cpu_ms_per_call``): the CPU the
   broker (beam.smp), the database server's processes and everything
   else spent during the batch, per call (all of /proc, by command
@@ -139,7 +142,7 @@ class Service:
 
     def __init__(self, workdir, transport_url, db_url, workers,
                  change_feed=None, claim_group_size=None,
-                 listener_idle_wait=None):
+                 listener_idle_wait=None, listen=True):
         tag = uuid.uuid4().hex[:12]
         self.topic = "gantt-bench-" + tag
         self.exchange = "gantt-bench-" + tag
@@ -170,6 +173,7 @@ class Service:
                 [placement_database]
                 connection = {db_url}
                 sync_on_startup = false
+                postgresql_listen = {str(listen).lower()}
                 {feed_line}
                 [oslo_messaging_rabbit]
                 amqp_auto_delete = true
@@ -392,7 +396,7 @@ def cpu_split(stats, scheduler_cpu_ms_per_call):
     return {k: round(v, 3) for k, v in split.items()}
 
 
-def embedded(db_url, spec_form, calls):
+def embedded(db_url, spec_form, calls, listen=True):
     """The same requests without the broker: gantt's Scheduler in this
     process on the same database, one call after another (a decoded
     Nova spec when the runs send Nova's form); calls/s, latency and CPU
@@ -404,7 +408,8 @@ def embedded(db_url, spec_form, calls):
 
     spec_of = _spec_maker(spec_form)
     decode = serializer_mod.NovaSerializer().deserialize_entity
-    store = store_mod.Store.open(databases.make_conf(db_url))
+    store = store_mod.Store.open(databases.make_conf(db_url, {
+        ("placement_database", "postgresql_listen"): listen}))
     scheduler = manager.Scheduler(store.conf, store=store)
     try:
         def one():
@@ -441,6 +446,14 @@ def claim_groups(stats):
     return {"grouped_share": round(grouped / decisions, 3),
             "claims_per_decision": round(claims / decisions, 3),
             "groups_decided_again_alone": fallbacks}
+
+
+def follow(stats):
+    """Over the workers' whole life: decisions, syncs that skipped the
+    change-log read (nobody else committed), and claims lost to another
+    writer's commit since the view was read."""
+    return {key: sum(s.get(key, 0) for s in stats.values())
+            for key in ("decisions", "syncs_skipped", "claims_lost")}
 
 
 def _stats(samples):
@@ -507,7 +520,8 @@ def run(args, db_url, workers, placed, workdir, claim_group_size=None,
     threads = args.clients or 2 * workers
     spec_of = _spec_maker(args.spec_form)
     service = Service(workdir, args.transport_url, db_url, workers,
-                      args.change_feed, claim_group_size, listener_idle_wait)
+                      args.change_feed, claim_group_size, listener_idle_wait,
+                      args.postgresql_listen)
     client = None
     out = {"processes": workers, "clients": threads,
            "claim_group_size": claim_group_size or "default",
@@ -574,6 +588,7 @@ def run(args, db_url, workers, placed, workdir, claim_group_size=None,
             out["cpu_split_ms_per_call"] = cpu_split(
                 stats, out["scheduler_cpu_ms_per_call"])
             out["claim_groups"] = claim_groups(stats)
+            out["follow"] = follow(stats)
         out["worker_restarts"] = len(service.lines("starting it again"))
         out["tracebacks_in_log"] = service.text().count("Traceback")
         out["broker_leftovers"] = clean_broker(args.transport_url, service)
@@ -616,7 +631,8 @@ def scenario(args, n):
             placed += figures.get("instances_placed", 0)
             out["runs"][key] = figures
     print(f"{n} hosts, embedded", file=sys.stderr)
-    out["embedded"] = embedded(url, args.spec_form, args.calls)
+    out["embedded"] = embedded(url, args.spec_form, args.calls,
+                               args.postgresql_listen)
     embedded_cpu = out["embedded"]["cpu_ms_per_call"]
     for figures in out["runs"].values():
         if figures.get("scheduler_cpu_ms_per_call") and embedded_cpu:
@@ -663,6 +679,10 @@ def main(argv=None):
     parser.add_argument("--change-feed", metavar="REDIS_URL",
                         help="[placement_database] change_feed_url of the "
                              "service")
+    parser.add_argument("--no-postgresql-listen", dest="postgresql_listen",
+                        action="store_false",
+                        help="[placement_database] postgresql_listen = "
+                             "false for the service and the embedded run")
     parser.add_argument("--spec-form", choices=("nova", "gantt"),
                         default="nova",
                         help="spec_obj as a Nova RequestSpec primitive "
@@ -709,6 +729,7 @@ def main(argv=None):
                    "warmup_calls_per_process": WARMUP_PER_WORKER,
                    "spec_form": args.spec_form, "flavor": FLAVOR,
                    "change_feed": bool(args.change_feed),
+                   "postgresql_listen": args.postgresql_listen,
                    "claim_group_sizes": args.claim_group_sizes or "default",
                    "listener_idle_waits":
                        args.listener_idle_waits or "default",

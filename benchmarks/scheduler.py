@@ -56,11 +56,13 @@ TARGETS = {1000: ("p50_ms", 2.0), 5000: ("decisions_per_s", 1000.0),
            100000: ("p50_ms", 100.0)}
 
 
-def _store(url, change_feed=None):
+def _store(url, change_feed=None, listen=True):
     conf = databases.make_conf(url)
     if change_feed:
         conf.set_override("change_feed_url", change_feed,
                           group="placement_database")
+    conf.set_override("postgresql_listen", listen,
+                      group="placement_database")
     store = store_mod.Store.open(conf)
     databases.wipe(store.engine)
     _vacuum(store.engine)
@@ -215,8 +217,8 @@ def _workers(store, decisions, workers):
     return out
 
 
-def scenario(url, n, decisions, change_feed=None, workers=1):
-    store = _store(url, change_feed)
+def scenario(url, n, decisions, change_feed=None, workers=1, listen=True):
+    store = _store(url, change_feed, listen)
     t0 = time.perf_counter()
     build(store, n)
     built = time.perf_counter() - t0
@@ -245,6 +247,11 @@ def main(argv=None):
     parser.add_argument("--change-feed", metavar="REDIS_URL",
                         help="announce and follow commits through this "
                              "Redis change feed")
+    parser.add_argument("--no-postgresql-listen", dest="postgresql_listen",
+                        action="store_false",
+                        help="[placement_database] postgresql_listen = "
+                             "false: read the change logs before every "
+                             "decision on PostgreSQL")
     parser.add_argument("--workers", type=int, default=1,
                         help="scheduler processes deciding at once on the "
                              "same database, as [scheduler] workers runs "
@@ -262,12 +269,13 @@ def main(argv=None):
             "placement.sqlite")
         print(f"running {n} hosts", file=sys.stderr)
         results[str(n)] = scenario(url, n, args.decisions, args.change_feed,
-                                   args.workers)
+                                   args.workers, args.postgresql_listen)
     print(json.dumps({
         "benchmark": "select_destinations, embedded, claims included",
         "inputs": {"database": (args.db or "sqlite").split(":", 1)[0],
                    "decisions": args.decisions, "sizes": sizes,
                    "change_feed": bool(args.change_feed),
+                   "postgresql_listen": args.postgresql_listen,
                    "workers": args.workers,
                    "flavor": FLAVOR, "filters": "default",
                    "weighers": "all"},

@@ -136,8 +136,20 @@ DATABASE_OPTS = [
         default=1.0,
         min=0.0,
         help="Seconds a scheduler may go without reading the change logs "
-             "while the feed is quiet: a bound on how long a commit whose "
-             "announcement was lost stays unseen."),
+             "while the change feed (or PostgreSQL's notifications, see "
+             "postgresql_listen) is quiet: a bound on how long a commit "
+             "whose announcement was lost stays unseen."),
+    cfg.BoolOpt(
+        "postgresql_listen",
+        default=True,
+        help="On PostgreSQL (psycopg driver): every commit that writes "
+             "the change logs raises a notification (a trigger, schema "
+             "revision 0004), and a scheduler keeps one extra session "
+             "that LISTENs for them. It then reads the change logs before "
+             "a decision only when another process committed since its "
+             "last read (or change_feed_max_age has passed), as with a "
+             "change feed but without Redis. Off: it reads them before "
+             "every decision."),
 ]
 
 PLACEMENT_OPTS = [

@@ -10,6 +10,7 @@ Each server engine gets one scratch database per test session
 themselves through :func:`wipe`.
 """
 
+import contextlib
 import os
 import uuid
 
@@ -57,6 +58,24 @@ def create_scratch(engine):
         conn.exec_driver_sql(f"CREATE DATABASE {name}")
     admin.dispose()
     return admin_url.set(database=name).render_as_string(hide_password=False)
+
+
+@contextlib.contextmanager
+def migrated_scratch(engine):
+    """A scratch database on ``engine`` with gantt's schema, dropped
+    after; an unreachable server is :func:`unavailable`."""
+    from placement.db import migration
+    try:
+        url = create_scratch(engine)
+    except Exception as exc:  # any connection failure
+        unavailable(engine, str(exc).splitlines()[0])
+    setup = sa.create_engine(url)
+    migration.sync(setup)
+    setup.dispose()
+    try:
+        yield url
+    finally:
+        drop_scratch(engine, url)
 
 
 def drop_scratch(engine, url):

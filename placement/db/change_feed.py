@@ -24,7 +24,8 @@ import logging
 import threading
 import time
 import uuid
-import weakref
+
+from placement.db import announcements
 
 try:
     import redis
@@ -39,25 +40,20 @@ _POLL_S = 0.2
 _RETRY_S = 1.0
 
 
-class ChangeFeed:
+class ChangeFeed(announcements.Announcements):
     """One process's end of the feed: publish its commits, note the
     others'."""
 
     def __init__(self, url, channel, max_age, clock=time.monotonic,
                  client=None):
+        super().__init__(max_age, clock)
         self.channel = channel
-        self.max_age = max_age
-        self._clock = clock
         # Our own messages come back to us: the token tells them apart.
         self._token = uuid.uuid4().hex.encode()
         # ``client``: a redis.Redis made elsewhere (the fault tests give
         # fakeredis's, which can be made to fail).
         self._client = client or redis.Redis.from_url(
             url, socket_connect_timeout=2, socket_timeout=2)
-        self._lock = threading.Lock()
-        self._subscribed = False
-        self._changed = True
-        self._watches = weakref.WeakSet()  # of each reader's FeedWatch
         self._warned = False
         # Since the subscription was lost (one warning an outage).
         self._outage = False
@@ -78,26 +74,6 @@ class ChangeFeed:
         thread of its own, so that a commit never waits on Redis; commits
         made while one is on its way share the next message."""
         self._commits.set()
-
-    def watch(self):
-        """A FeedWatch for one reader (each reader needs its own: one
-        reader's read does not bring another's cache up to date)."""
-        watch = FeedWatch(self)
-        with self._lock:
-            self._watches.add(watch)
-        return watch
-
-    @property
-    def announced(self):
-        """Whether another process announced a commit (or the feed was
-        (re)joined) since a reader last read."""
-        with self._lock:
-            return self._changed
-
-    @property
-    def subscribed(self):
-        with self._lock:
-            return self._subscribed
 
     def close(self):
         self._stop.set()
@@ -146,57 +122,15 @@ class ChangeFeed:
             self._stop.wait(_RETRY_S)
 
     def _on_message(self, message):
-        with self._lock:
-            if message["type"] == "subscribe":
-                # Anything before this moment was missed: read once.
-                if self._outage:
-                    LOG.info("change feed: %s is back", self.channel)
-                self._outage = False
-                self._subscribed = True
-                self._mark_changed()
-            elif (message["type"] == "message"
-                  and message["data"] != self._token):
-                self._mark_changed()
-
-    def _lost(self):
-        with self._lock:
-            self._subscribed = False
-            self._mark_changed()
-
-    def _mark_changed(self):
-        self._changed = True
-        for watch in self._watches:
-            watch.changed = True
-
-
-class FeedWatch:
-    """One reader's end of a ChangeFeed: whether it must read now."""
-
-    def __init__(self, feed):
-        self.feed = feed
-        self.changed = True  # guarded by the feed's lock
-        self._last_read = None
-
-    def begin_read(self):
-        """Whether the reader must read the database now; if so the
-        announcements so far count as read (one arriving during the read
-        makes the next call say yes again)."""
-        feed = self.feed
-        now = feed._clock()
-        with feed._lock:
-            fresh = (self._last_read is not None
-                     and now - self._last_read < feed.max_age)
-            if feed._subscribed and not self.changed and fresh:
-                return False
-            self.changed = False
-            feed._changed = False
-            self._last_read = now
-            return True
-
-    def read_failed(self):
-        """The read begin_read asked for did not happen."""
-        with self.feed._lock:
-            self.changed = True
+        if message["type"] == "subscribe":
+            # Anything before this moment was missed: read once.
+            if self._outage:
+                LOG.info("change feed: %s is back", self.channel)
+            self._outage = False
+            self._joined()
+        elif (message["type"] == "message"
+              and message["data"] != self._token):
+            self._heard()
 
 
 def open_feed(conf):

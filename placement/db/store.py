@@ -29,6 +29,7 @@ from placement.db import (
     checkpointer,
     data_version,
     fastsql,
+    pg_listen,
     tables,
 )
 from placement.db import engine as engine_mod
@@ -237,6 +238,9 @@ class Store:
         self._pins = threading.local()
         # Redis announcements of commits, when configured.
         self.change_feed = change_feed.open_feed(conf)
+        # PostgreSQL's notifications of commits (started by the first
+        # open_watches), when on PostgreSQL.
+        self.commit_listener = pg_listen.open_listener(conf, self.engine)
         # SQLite WAL checkpoints off the commit path, when configured.
         self.checkpointer = checkpointer.open_checkpointer(conf, self.engine)
 
@@ -257,6 +261,8 @@ class Store:
         if self.change_feed is not None:
             self.change_feed.close()
             self.change_feed = None
+        if self.commit_listener is not None:
+            self.commit_listener.close()
         if self.checkpointer is not None:
             self.checkpointer.close()
         self.engine.dispose()
@@ -267,14 +273,17 @@ class Store:
         read is needed. Each has begin_read() (whether to read now) and
         read_failed(). The reader may skip the read only when every
         watch says so, and there is at least one: on SQLite the
-        database's own data_version (placement.db.data_version); with a
-        change feed configured, the feed (placement.db.change_feed).
-        Elsewhere without a feed: none, read every time."""
+        database's own data_version (placement.db.data_version); on
+        PostgreSQL, its notifications of commits (placement.db.pg_listen);
+        with a change feed configured, the feed (placement.db.change_feed).
+        MySQL without a feed: none, read every time."""
         watches = []
         version = data_version.open_watch(self.engine,
                                           self.raw_connection)
         if version is not None:
             watches.append(version)
+        if self.commit_listener is not None:
+            watches.append(self.commit_listener.watch())
         if self.change_feed is not None:
             watches.append(self.change_feed.watch())
         return watches
@@ -472,6 +481,8 @@ class Store:
         with self._connect() as conn:
             _mark_write(conn, True)
             with conn.begin():
+                if self.commit_listener is not None:
+                    self.commit_listener.wrote_through(conn)
                 txn = attempt.txn = Txn(self, conn, write=True)
                 attempt.result = fn(txn, *args, **kwargs)
                 txn._record_changes()

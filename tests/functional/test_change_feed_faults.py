@@ -18,7 +18,6 @@ import uuid
 
 import fakeredis
 import pytest
-import sqlalchemy as sa
 
 from placement import direct
 from placement.db import change_feed, migration
@@ -67,15 +66,8 @@ def _lost(store, write):
 
 @pytest.fixture(scope="module")
 def pg_url():
-    try:
-        url = databases.create_scratch("postgresql")
-    except Exception as exc:  # any connection failure
-        databases.unavailable("postgresql", str(exc).splitlines()[0])
-    setup = sa.create_engine(url)
-    migration.sync(setup)
-    setup.dispose()
-    yield url
-    databases.drop_scratch("postgresql", url)
+    with databases.migrated_scratch("postgresql") as url:
+        yield url
 
 
 @pytest.fixture
@@ -88,8 +80,11 @@ def feeds(pg_url):
     made = []
 
     def open_store():
+        # The feed alone: PostgreSQL's own notifications would bring
+        # what the feed loses (tests/functional/test_pg_listen.py).
         store = store_mod.Store(databases.make_conf(pg_url, {
-            ("placement_database", "sync_on_startup"): False}))
+            ("placement_database", "sync_on_startup"): False,
+            ("placement_database", "postgresql_listen"): False}))
         client = Lossy(server=server)
         store.change_feed = change_feed.ChangeFeed(
             "redis://fake", channel, MAX_AGE, clock=clock, client=client)

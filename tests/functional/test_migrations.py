@@ -100,7 +100,7 @@ def test_0003_marks_old_change_rows_as_whole_changes(scratch_url):
     try:
         migration.sync(store.engine, "0002")
         _old_provider(store.engine, "cn1")
-        migration.sync(store.engine)
+        migration.sync(store.engine, "0003")
         assert migration.current_revision(store.engine) == "0003"
         assert _schema_differences(store.engine) == []
         assert [bool(r.usage_only)
@@ -109,6 +109,36 @@ def test_0003_marks_old_change_rows_as_whole_changes(scratch_url):
         assert [bool(r.usage_only)
                 for r in _rows(store, tables.provider_changes)] == [
             False, False]
+    finally:
+        store.dispose()
+
+
+def _announcing_tables(engine):
+    """The tables that have 0004's trigger (PostgreSQL only)."""
+    if engine.dialect.name != "postgresql":
+        return set()
+    with engine.connect() as conn:
+        return set(conn.scalars(sa.text(
+            "SELECT tgrelid::regclass::text FROM pg_trigger "
+            "WHERE tgname LIKE '%_announce'")))
+
+
+def test_0004_makes_postgresql_announce_change_log_writes(scratch_url,
+                                                          engine_name):
+    conf = databases.make_conf(
+        scratch_url, {("placement_database", "sync_on_startup"): False})
+    store = store_mod.Store(conf)
+    try:
+        migration.sync(store.engine, "0003")
+        assert _announcing_tables(store.engine) == set()
+        migration.sync(store.engine)
+        assert migration.current_revision(store.engine) == "0004"
+        expected = ({"provider_changes", "host_changes"}
+                    if engine_name == "postgresql" else set())
+        assert _announcing_tables(store.engine) == expected
+        # The trigger leaves the write itself alone.
+        providers.create(store, "cn1")
+        assert len(_rows(store, tables.provider_changes)) == 1
     finally:
         store.dispose()
 

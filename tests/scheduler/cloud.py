@@ -135,3 +135,13 @@ def add_host(cloud, placement, name, host=None, vcpus=8, memory_mb=8192,
     if aggregates:
         placement.set_provider_aggregates(uuid, list(aggregates))
     return uuid
+
+
+def forced_nodename(scheduler, host):
+    """The node a scheduler picks for one instance forced onto ``host``
+    (it claims there): what a test of a view that must hold ``host``
+    asserts."""
+    [[chosen]] = scheduler.select_destinations(
+        None, {"flavor": FLAVOR, "force_hosts": [host]}, None,
+        return_alternates=False)
+    return chosen.nodename
