@@ -7,6 +7,7 @@ of gantt-scheduler, called as a Nova conductor calls it.
         [--db URL] [--spec-form nova|gantt]
         [--change-feed redis://127.0.0.1:6379/0]
         [--claim-group-sizes 1,8] [--listener-idle-waits 0.001,0.05]
+        [--rates 100,200]
 
 Per size, the cloud of benchmarks.scheduler (N compute nodes of 64 vCPUs,
 256 GB, 4 TB in 10 aggregates, half in a second cell) is built once in a
@@ -18,7 +19,7 @@ per process count P:
   ``[scheduler] workers = P`` (and, per value of
   ``--claim-group-sizes``, ``claim_group_size``, and per value of
   ``--listener-idle-waits``, ``listener_idle_wait``: the runs are then
-  keyed "P/gG", "P/wW" or "P/gG/wW") on a topic and exchange of its own; the
+  keyed "P/gG", "P/wW", "P/gG/wW", ...) on a topic and exchange of its own; the
   benchmark waits for P "gantt-scheduler ready" log lines (each worker
   has loaded its host state and candidates index by then);
 - warm-up: 3 x P calls, spread over the workers by the broker, so that
@@ -29,6 +30,13 @@ per process count P:
   call waiting while its last answer travels back) through one
   rpc.client.SchedulerClient on one transport, as a conductor process
   shares its transport; Nova's timeouts (call monitor heartbeat);
+- or, per value of ``--rates`` (runs keyed "P/rR"), the calls arrive as
+  conductors' calls do, whether or not earlier ones were answered (open
+  loop): Poisson arrivals at R calls/s, each sent when due by the next
+  free one of ``--clients`` threads (default 32); its latency counts from
+  when it was due, so a closed loop's flattering of the tail (a slow call
+  holds back the calls behind it) does not apply. p50/p99 at a rate
+  below the capacity are what a user waits at that load;
 - figures: calls/s (wall time of the whole batch), p50 / p99 per call
   (successful calls), failures by error type; the CPU time each worker
   and the client process spent on the batch (Linux /proc), per worker
@@ -82,6 +90,7 @@ import collections
 import json
 import os
 import platform
+import random
 import re
 import shutil
 import signal
@@ -112,6 +121,9 @@ WARMUP_PER_WORKER = 3
 READY_TIMEOUT = 600  # seconds for every worker to load its host state
 STOP_TIMEOUT = 90
 CALL_TIMEOUT = 120
+# Client threads of an open-loop run (--rates): enough that a call rarely
+# waits for one below the service's capacity.
+OPEN_LOOP_THREADS = 32
 # Queue TTL (x-expires) of the fanout and reply queues, which are not
 # auto-delete: they go this long after their last consumer.
 QUEUE_TTL = 10
@@ -296,6 +308,79 @@ def fire(client, spec_of, count, threads):
     for thread in workers:
         thread.join()
     return time.perf_counter() - start, samples, failures, messages
+
+
+def arrivals(count, rate, seed=0):
+    """Offsets in seconds, from the start of a batch, at which ``count``
+    calls are due when they arrive at ``rate`` calls/s on average as a
+    Poisson process (exponential gaps; the same seed gives the same
+    schedule)."""
+    rng = random.Random(seed)
+    due, t = [], 0.0
+    for _ in range(count):
+        t += rng.expovariate(rate)
+        due.append(t)
+    return due
+
+
+def fire_at_rate(client, spec_of, due, threads, clock=time.perf_counter,
+                 sleep=time.sleep):
+    """Open loop: one call at each offset of ``due`` (seconds from the
+    start), made by the next free thread of ``threads``. A call's latency
+    runs from the moment it was due, not from when a thread was free to
+    send it, so waiting for a thread counts (no coordinated omission).
+    (wall seconds, latencies of the successful calls, failures by error
+    type, one message per type, calls that started more than a
+    millisecond late)."""
+    todo = iter(due)
+    lock = threading.Lock()
+    samples = []
+    failures = collections.Counter()
+    messages = {}
+    late = [0]
+    go = threading.Event()
+    start = None
+
+    def work():
+        go.wait()
+        while True:
+            with lock:
+                offset = next(todo, None)
+            if offset is None:
+                return
+            at = start + offset
+            wait = at - clock()
+            if wait > 0:
+                sleep(wait)
+            elif wait < -0.001:
+                with lock:
+                    late[0] += 1
+            instance = str(uuid.uuid4())
+            context = dict(CONTEXT, request_id=f"req-{uuid.uuid4()}")
+            try:
+                answer = client.select_destinations(
+                    context, spec_of(instance), [instance])
+                if len(answer) != 1 or not answer[0]:
+                    raise ValueError(f"unexpected answer: {answer!r}")
+            except Exception as exc:
+                with lock:
+                    name = type(exc).__name__
+                    failures[name] += 1
+                    messages.setdefault(name, str(exc)[:300])
+                continue
+            elapsed = clock() - at
+            with lock:
+                samples.append(elapsed)
+
+    workers = [threading.Thread(target=work) for _ in range(threads)]
+    for thread in workers:
+        thread.start()
+    # The schedule starts once every thread is there to keep it.
+    start = clock()
+    go.set()
+    for thread in workers:
+        thread.join()
+    return clock() - start, samples, failures, messages, late[0]
 
 
 def _proc_stat(pid):
@@ -515,9 +600,12 @@ def clean_broker(transport_url, service):
 
 
 def run(args, db_url, workers, placed, workdir, claim_group_size=None,
-        listener_idle_wait=None):
-    """One service with ``workers`` processes: its figures."""
-    threads = args.clients or 2 * workers
+        listener_idle_wait=None, rate=None):
+    """One service with ``workers`` processes: its figures. With ``rate``
+    the measured calls arrive at that many per second (open loop),
+    otherwise each client thread sends its next call when its last one
+    is answered (closed loop)."""
+    threads = args.clients or (OPEN_LOOP_THREADS if rate else 2 * workers)
     spec_of = _spec_maker(args.spec_form)
     service = Service(workdir, args.transport_url, db_url, workers,
                       args.change_feed, claim_group_size, listener_idle_wait,
@@ -526,6 +614,7 @@ def run(args, db_url, workers, placed, workdir, claim_group_size=None,
     out = {"processes": workers, "clients": threads,
            "claim_group_size": claim_group_size or "default",
            "listener_idle_wait": listener_idle_wait or "default",
+           "offered_calls_per_s": rate or "closed loop",
            "instances_before": placed}
     try:
         out["ready_s"] = round(service.wait_ready(), 1)
@@ -542,8 +631,15 @@ def run(args, db_url, workers, placed, workdir, claim_group_size=None,
         cpu_before = {pid: _cpu_seconds(pid) for pid in pids}
         machine_before = machine_cpu()
         client_cpu = time.process_time()
-        wall, samples, failures, messages = fire(
-            client, spec_of, args.calls, threads)
+        if rate:
+            wall, samples, failures, messages, late = fire_at_rate(
+                client, spec_of, arrivals(args.calls, rate), threads)
+            # Calls that found no free client thread: their wait is in
+            # their latency, and too many say the pool was too small.
+            out["late_starts"] = late
+        else:
+            wall, samples, failures, messages = fire(
+                client, spec_of, args.calls, threads)
         client_cpu = time.process_time() - client_cpu
         machine_after = machine_cpu()
         workers_cpu = _cpu_used(
@@ -608,26 +704,32 @@ def scenario(args, n):
     out = {"hosts": n, "build_s": round(built, 1), "capacity": n * PER_HOST,
            "runs": {}}
     placed = 0
-    variants = [(group, wait)
+    variants = [(group, wait, rate)
                 for group in args.claim_group_sizes or [None]
-                for wait in args.listener_idle_waits or [None]]
+                for wait in args.listener_idle_waits or [None]
+                for rate in args.rates or [None]]
     for workers in args.processes:
-        for group, wait in variants:
+        for group, wait, rate in variants:
             key = str(workers)
             if group is not None:
                 key += f"/g{group}"
             if wait is not None:
                 key += f"/w{wait}"
+            if rate is not None:
+                key += f"/r{rate}"
             print(f"{n} hosts, {workers} scheduler process(es)"
                   + ("" if group is None else
                      f", claim_group_size {group}")
                   + ("" if wait is None else
-                     f", listener_idle_wait {wait}"), file=sys.stderr)
+                     f", listener_idle_wait {wait}")
+                  + ("" if rate is None else
+                     f", {rate} calls/s offered"), file=sys.stderr)
             rundir = os.path.join(workdir, "p" + key.replace("/", "-"))
             os.makedirs(rundir, exist_ok=True)
             # Each run starts without the dead rows of the one before.
             scheduler_bench.vacuum(url)
-            figures = run(args, url, workers, placed, rundir, group, wait)
+            figures = run(args, url, workers, placed, rundir, group, wait,
+                          rate)
             placed += figures.get("instances_placed", 0)
             out["runs"][key] = figures
     print(f"{n} hosts, embedded", file=sys.stderr)
@@ -695,10 +797,17 @@ def main(argv=None):
                         help="run each process count once per [scheduler] "
                              "listener_idle_wait given, in seconds (default: "
                              "the service's default only)")
+    parser.add_argument("--rates", type=_ints, default=None,
+                        help="open loop: run each process count once per "
+                             "rate given, the calls arriving at that many "
+                             "per second (Poisson), sent by --clients "
+                             f"threads (default {OPEN_LOOP_THREADS}); "
+                             "latency counts from when a call was due")
     args = parser.parse_args(argv)
     if args.calls < 1 or (args.clients is not None and args.clients < 1):
         parser.error("--calls and --clients must be positive")
-    for name in ("processes", "claim_group_sizes", "listener_idle_waits"):
+    for name in ("processes", "claim_group_sizes", "listener_idle_waits",
+                 "rates"):
         values = getattr(args, name) or []
         if len(set(values)) != len(values):
             parser.error(f"--{name.replace('_', '-')}: each value once "
@@ -708,7 +817,8 @@ def main(argv=None):
     planned = sum(args.calls + WARMUP_PER_WORKER * p
                   for p in args.processes) * (
                       len(args.claim_group_sizes or [1])
-                      * len(args.listener_idle_waits or [1]))
+                      * len(args.listener_idle_waits or [1])
+                      * len(args.rates or [1]))
     planned += args.calls + WARMUP_PER_WORKER  # the embedded run
     for n in args.sizes:
         if planned > n * PER_HOST // 2:
@@ -725,7 +835,10 @@ def main(argv=None):
                    "transport_url": _masked(args.transport_url),
                    "sizes": args.sizes, "processes": args.processes,
                    "calls": args.calls,
-                   "clients": args.clients or "2 per process",
+                   "clients": args.clients or (
+                       f"{OPEN_LOOP_THREADS} (open loop)" if args.rates
+                       else "2 per process"),
+                   "rates": args.rates or "closed loop",
                    "warmup_calls_per_process": WARMUP_PER_WORKER,
                    "spec_form": args.spec_form, "flavor": FLAVOR,
                    "change_feed": bool(args.change_feed),

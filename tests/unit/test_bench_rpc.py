@@ -1,0 +1,85 @@
+"""benchmarks.rpc's open loop: the schedule of arrivals, and latencies
+that count from when a call was due."""
+
+import statistics
+import time
+
+from benchmarks import rpc as rpc_bench
+
+
+def test_arrivals_are_poisson_at_the_rate_and_repeatable():
+    due = rpc_bench.arrivals(20000, 250.0, seed=7)
+    assert due == rpc_bench.arrivals(20000, 250.0, seed=7)
+    assert due != rpc_bench.arrivals(20000, 250.0, seed=8)
+    assert due == sorted(due)
+    gaps = [b - a for a, b in zip([0.0] + due[:-1], due, strict=True)]
+    # Exponential gaps: mean and standard deviation both 1 / rate.
+    assert abs(statistics.mean(gaps) - 0.004) < 0.0002
+    assert abs(statistics.stdev(gaps) - 0.004) < 0.0003
+
+
+class SlowClient:
+    """Answers each call after ``seconds``; records when each began."""
+
+    def __init__(self, seconds, fail_every=0):
+        self.seconds = seconds
+        self.fail_every = fail_every
+        self.started = []
+
+    def select_destinations(self, context, spec, instances):
+        self.started.append(time.perf_counter())
+        number = len(self.started)
+        time.sleep(self.seconds)
+        if self.fail_every and number % self.fail_every == 0:
+            raise RuntimeError("no host")
+        return [[{"host": "h"}]]
+
+
+class FakeTime:
+    """A clock that moves only when something sleeps: one thread's
+    schedule, exactly."""
+
+    def __init__(self):
+        self.now = 100.0
+
+    def clock(self):
+        return self.now
+
+    def sleep(self, seconds):
+        self.now += seconds
+
+
+def test_a_call_that_waits_for_a_thread_counts_the_wait():
+    # One thread, calls due every 10 ms, each taking 50 ms: the second
+    # call starts 40 ms late, the third 80 ms late, and each latency
+    # counts from its due time.
+    fake = FakeTime()
+
+    class Client:
+        def select_destinations(self, context, spec, instances):
+            fake.sleep(0.05)
+            return [[{"host": "h"}]]
+
+    wall, samples, failures, _, late = rpc_bench.fire_at_rate(
+        Client(), lambda instance: {}, [0.0, 0.01, 0.02], threads=1,
+        clock=fake.clock, sleep=fake.sleep)
+    assert not failures
+    assert late == 2
+    assert [round(s, 6) for s in samples] == [0.05, 0.09, 0.13]
+    assert round(wall, 6) == 0.15
+
+
+def test_enough_threads_keep_to_the_schedule():
+    client = SlowClient(0.05, fail_every=3)
+    due = [0.0, 0.01, 0.02, 0.03, 0.04, 0.05]
+    t0 = time.perf_counter()
+    _, samples, failures, messages, _ = rpc_bench.fire_at_rate(
+        client, lambda instance: {}, due, threads=8)
+    starts = sorted(s - t0 for s in client.started)
+    for start, offset in zip(starts, due, strict=True):
+        assert offset <= start < offset + 0.03
+    # Failed calls are counted by type, not timed.
+    assert failures == {"RuntimeError": 2}
+    assert messages["RuntimeError"] == "no host"
+    assert len(samples) == 4
+    assert all(0.05 <= s < 0.1 for s in samples)
