@@ -7,7 +7,7 @@ of gantt-scheduler, called as a Nova conductor calls it.
         [--db URL] [--spec-form nova|gantt]
         [--change-feed redis://127.0.0.1:6379/0]
         [--claim-group-sizes 1,8] [--listener-idle-waits 0.001,0.05]
-        [--rates 100,200]
+        [--rates 100,200] [--messaging-floor]
 
 Per size, the cloud of benchmarks.scheduler (N compute nodes of 64 vCPUs,
 256 GB, 4 TB in 10 aggregates, half in a second cell) is built once in a
@@ -72,6 +72,14 @@ for P = 1 in place. Every host fits 32 instances of the flavor: the
 defaults place 815 instances, under 3 % of 1,000 hosts; the benchmark
 refuses options that would fill more than half of a cloud.
 
+With ``--messaging-floor``, each process count also runs (key
+"P/floor") benchmarks.messaging_floor in the service's place: the same
+transport, listener, executor and topic answering every call with the
+primitives of one real reply of gantt's, without decoding it or
+deciding anything. Its CPU per call is what oslo.messaging, kombu and
+AMQP cost a worker alone: the floor under the service's ``messaging``
+share, and under any ratio to the embedded path.
+
 After the service runs of a size, the same requests go to gantt's
 Scheduler embedded in the benchmark process on the same database
 (``embedded``: one call after another, the Nova spec decoded first;
@@ -106,6 +114,7 @@ import uuid
 import kombu
 from oslo_config import cfg
 
+from benchmarks import messaging_floor
 from benchmarks import scheduler as scheduler_bench
 from rpc import client as client_mod
 from rpc import conf as rpc_conf
@@ -150,11 +159,13 @@ def _masked(url):
 
 class Service:
     """One gantt-scheduler process (and its workers) on a topic and
-    exchange of its own."""
+    exchange of its own; with ``floor_reply`` (a JSON file of reply
+    primitives), benchmarks.messaging_floor in its place, on the same
+    configuration."""
 
     def __init__(self, workdir, transport_url, db_url, workers,
                  change_feed=None, claim_group_size=None,
-                 listener_idle_wait=None, listen=True):
+                 listener_idle_wait=None, listen=True, floor_reply=None):
         tag = uuid.uuid4().hex[:12]
         self.topic = "gantt-bench-" + tag
         self.exchange = "gantt-bench-" + tag
@@ -191,11 +202,16 @@ class Service:
                 amqp_auto_delete = true
                 rabbit_transient_queues_ttl = {QUEUE_TTL}
                 """))
+        command = [sys.executable, "-m", "rpc.service", "--config-file",
+                   self.config]
+        self.ready_line = "gantt-scheduler ready:"
+        if floor_reply is not None:
+            command = [sys.executable, "-m", "benchmarks.messaging_floor",
+                       "--config-file", self.config, "--reply", floor_reply]
+            self.ready_line = messaging_floor.READY
         self.output = open(os.path.join(workdir, "stdout.txt"), "wb")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "rpc.service", "--config-file",
-             self.config], cwd=REPO, stdout=self.output,
-            stderr=subprocess.STDOUT)
+            command, cwd=REPO, stdout=self.output, stderr=subprocess.STDOUT)
 
     def text(self):
         try:
@@ -212,7 +228,7 @@ class Service:
         """Seconds until every worker logged that it is ready."""
         start = time.perf_counter()
         deadline = time.monotonic() + READY_TIMEOUT
-        while len(self.lines("gantt-scheduler ready:")) < self.workers:
+        while len(self.lines(self.ready_line)) < self.workers:
             if self.proc.poll() is not None:
                 raise RuntimeError(
                     f"gantt-scheduler exited with {self.proc.returncode} "
@@ -225,8 +241,7 @@ class Service:
         return time.perf_counter() - start
 
     def ready_pids(self):
-        return {int(m.group(1)) for line in
-                self.lines("gantt-scheduler ready:")
+        return {int(m.group(1)) for line in self.lines(self.ready_line)
                 for m in [re.search(r"pid=(\d+)", line)] if m}
 
     def terminate(self):
@@ -519,6 +534,34 @@ def embedded(db_url, spec_form, calls, listen=True):
             "cpu_ms_per_call": round(1000 * cpu / calls, 3)}
 
 
+def real_reply(db_url, spec_form, listen=True):
+    """The reply primitives of one real select_destinations of gantt's
+    (a chosen host and its alternates, claimed), for the messaging
+    floor to answer."""
+    from placement.db import store as store_mod
+    from rpc import serializer as serializer_mod
+    from scheduler import manager
+    from tests import databases
+
+    store = store_mod.Store.open(databases.make_conf(db_url, {
+        ("placement_database", "postgresql_listen"): listen}))
+    scheduler = manager.Scheduler(store.conf, store=store)
+    try:
+        instance = str(uuid.uuid4())
+        spec = _spec_maker(spec_form)(instance)
+        if spec_form == "nova":
+            spec = serializer_mod.NovaSerializer().deserialize_entity(
+                CONTEXT, spec)
+        answer = scheduler.select_destinations(
+            CONTEXT, spec, [instance], return_objects=True,
+            return_alternates=True)
+    finally:
+        scheduler.close()
+        store.dispose()
+    return [[serializer_mod.selection_to_primitive(sel) for sel in per]
+            for per in answer]
+
+
 def claim_groups(stats):
     """Over the workers' whole life: the share of decisions claimed in a
     group with others, and claim transactions per decision."""
@@ -600,16 +643,17 @@ def clean_broker(transport_url, service):
 
 
 def run(args, db_url, workers, placed, workdir, claim_group_size=None,
-        listener_idle_wait=None, rate=None):
+        listener_idle_wait=None, rate=None, floor_reply=None):
     """One service with ``workers`` processes: its figures. With ``rate``
     the measured calls arrive at that many per second (open loop),
     otherwise each client thread sends its next call when its last one
-    is answered (closed loop)."""
+    is answered (closed loop). With ``floor_reply``, the messaging floor
+    (benchmarks.messaging_floor) stands in for the service."""
     threads = args.clients or (OPEN_LOOP_THREADS if rate else 2 * workers)
     spec_of = _spec_maker(args.spec_form)
     service = Service(workdir, args.transport_url, db_url, workers,
                       args.change_feed, claim_group_size, listener_idle_wait,
-                      args.postgresql_listen)
+                      args.postgresql_listen, floor_reply)
     client = None
     out = {"processes": workers, "clients": threads,
            "claim_group_size": claim_group_size or "default",
@@ -674,12 +718,14 @@ def run(args, db_url, workers, placed, workdir, claim_group_size=None,
             1000 * (os.cpu_count() or 1) / total, 1) if total else None
         if messages:
             out["failure_messages"] = messages
-        out["instances_placed"] = warmup + len(samples)
+        # The floor claims nothing.
+        out["instances_placed"] = (0 if floor_reply is not None
+                                   else warmup + len(samples))
     finally:
         if client is not None:
             client.close()
         out["exit_code"] = service.terminate()
-        if "scheduler_cpu_ms_per_call" in out:
+        if "scheduler_cpu_ms_per_call" in out and floor_reply is None:
             stats = worker_stats(service.text())
             out["cpu_split_ms_per_call"] = cpu_split(
                 stats, out["scheduler_cpu_ms_per_call"])
@@ -708,7 +754,21 @@ def scenario(args, n):
                 for group in args.claim_group_sizes or [None]
                 for wait in args.listener_idle_waits or [None]
                 for rate in args.rates or [None]]
+    reply = None
+    if args.messaging_floor:
+        reply = os.path.join(workdir, "floor-reply.json")
+        with open(reply, "w") as f:
+            json.dump(real_reply(url, args.spec_form,
+                                 args.postgresql_listen), f)
+        placed += 1
     for workers in args.processes:
+        if reply is not None:
+            print(f"{n} hosts, {workers} process(es) of the messaging "
+                  "floor", file=sys.stderr)
+            rundir = os.path.join(workdir, f"p{workers}-floor")
+            os.makedirs(rundir, exist_ok=True)
+            out["runs"][f"{workers}/floor"] = run(
+                args, url, workers, placed, rundir, floor_reply=reply)
         for group, wait, rate in variants:
             key = str(workers)
             if group is not None:
@@ -803,6 +863,11 @@ def main(argv=None):
                              "per second (Poisson), sent by --clients "
                              f"threads (default {OPEN_LOOP_THREADS}); "
                              "latency counts from when a call was due")
+    parser.add_argument("--messaging-floor", action="store_true",
+                        help="per process count, one more run (key "
+                             "\"P/floor\") on benchmarks.messaging_floor: "
+                             "gantt-scheduler's transport and executor "
+                             "answering a recorded reply, nothing else")
     args = parser.parse_args(argv)
     if args.calls < 1 or (args.clients is not None and args.clients < 1):
         parser.error("--calls and --clients must be positive")
@@ -839,6 +904,7 @@ def main(argv=None):
                        f"{OPEN_LOOP_THREADS} (open loop)" if args.rates
                        else "2 per process"),
                    "rates": args.rates or "closed loop",
+                   "messaging_floor": args.messaging_floor,
                    "warmup_calls_per_process": WARMUP_PER_WORKER,
                    "spec_form": args.spec_form, "flavor": FLAVOR,
                    "change_feed": bool(args.change_feed),
