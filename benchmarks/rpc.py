@@ -94,11 +94,10 @@ as much about it as about the scheduler.
 """
 
 import argparse
-import collections
+import contextlib
 import json
 import os
 import platform
-import random
 import re
 import shutil
 import signal
@@ -107,15 +106,15 @@ import subprocess
 import sys
 import tempfile
 import textwrap
-import threading
 import time
 import uuid
 
 import kombu
 from oslo_config import cfg
 
-from benchmarks import messaging_floor
+from benchmarks import messaging_floor, proc_cpu, rpc_load
 from benchmarks import scheduler as scheduler_bench
+from benchmarks.rpc_load import CONTEXT
 from rpc import client as client_mod
 from rpc import conf as rpc_conf
 from tests.rpc import helpers
@@ -136,8 +135,6 @@ OPEN_LOOP_THREADS = 32
 # Queue TTL (x-expires) of the fanout and reply queues, which are not
 # auto-delete: they go this long after their last consumer.
 QUEUE_TTL = 10
-CONTEXT = {"user_id": "bench", "project_id": "bench", "roles": ["member"],
-           "is_admin": False, "read_deleted": "no"}
 
 
 def _spec_maker(form):
@@ -283,186 +280,6 @@ def _client(transport_url, service):
         call_monitor_timeout=client_mod.DEFAULT_CALL_MONITOR_TIMEOUT)
 
 
-def fire(client, spec_of, count, threads):
-    """``count`` one-instance select_destinations calls from ``threads``
-    threads; (wall seconds, latencies of the successful calls, failures
-    by error type, one message per type)."""
-    todo = iter(range(count))
-    lock = threading.Lock()
-    samples = []
-    failures = collections.Counter()
-    messages = {}
-
-    def work():
-        while True:
-            with lock:
-                if next(todo, None) is None:
-                    return
-            instance = str(uuid.uuid4())
-            context = dict(CONTEXT, request_id=f"req-{uuid.uuid4()}")
-            t0 = time.perf_counter()
-            try:
-                answer = client.select_destinations(
-                    context, spec_of(instance), [instance])
-                if len(answer) != 1 or not answer[0]:
-                    raise ValueError(f"unexpected answer: {answer!r}")
-            except Exception as exc:
-                with lock:
-                    name = type(exc).__name__
-                    failures[name] += 1
-                    messages.setdefault(name, str(exc)[:300])
-                continue
-            elapsed = time.perf_counter() - t0
-            with lock:
-                samples.append(elapsed)
-
-    workers = [threading.Thread(target=work) for _ in range(threads)]
-    start = time.perf_counter()
-    for thread in workers:
-        thread.start()
-    for thread in workers:
-        thread.join()
-    return time.perf_counter() - start, samples, failures, messages
-
-
-def arrivals(count, rate, seed=0):
-    """Offsets in seconds, from the start of a batch, at which ``count``
-    calls are due when they arrive at ``rate`` calls/s on average as a
-    Poisson process (exponential gaps; the same seed gives the same
-    schedule)."""
-    rng = random.Random(seed)
-    due, t = [], 0.0
-    for _ in range(count):
-        t += rng.expovariate(rate)
-        due.append(t)
-    return due
-
-
-def fire_at_rate(client, spec_of, due, threads, clock=time.perf_counter,
-                 sleep=time.sleep):
-    """Open loop: one call at each offset of ``due`` (seconds from the
-    start), made by the next free thread of ``threads``. A call's latency
-    runs from the moment it was due, not from when a thread was free to
-    send it, so waiting for a thread counts (no coordinated omission).
-    (wall seconds, latencies of the successful calls, failures by error
-    type, one message per type, calls that started more than a
-    millisecond late)."""
-    todo = iter(due)
-    lock = threading.Lock()
-    samples = []
-    failures = collections.Counter()
-    messages = {}
-    late = [0]
-    go = threading.Event()
-    start = None
-
-    def work():
-        go.wait()
-        while True:
-            with lock:
-                offset = next(todo, None)
-            if offset is None:
-                return
-            at = start + offset
-            wait = at - clock()
-            if wait > 0:
-                sleep(wait)
-            elif wait < -0.001:
-                with lock:
-                    late[0] += 1
-            instance = str(uuid.uuid4())
-            context = dict(CONTEXT, request_id=f"req-{uuid.uuid4()}")
-            try:
-                answer = client.select_destinations(
-                    context, spec_of(instance), [instance])
-                if len(answer) != 1 or not answer[0]:
-                    raise ValueError(f"unexpected answer: {answer!r}")
-            except Exception as exc:
-                with lock:
-                    name = type(exc).__name__
-                    failures[name] += 1
-                    messages.setdefault(name, str(exc)[:300])
-                continue
-            elapsed = clock() - at
-            with lock:
-                samples.append(elapsed)
-
-    workers = [threading.Thread(target=work) for _ in range(threads)]
-    for thread in workers:
-        thread.start()
-    # The schedule starts once every thread is there to keep it.
-    start = clock()
-    go.set()
-    for thread in workers:
-        thread.join()
-    return clock() - start, samples, failures, messages, late[0]
-
-
-def _proc_stat(pid):
-    """(command name, user + system CPU seconds so far) of ``pid`` (Linux),
-    or None when it is gone."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            text = f.read()
-    except OSError:
-        return None
-    name = text[text.index("(") + 1:text.rindex(")")]
-    # utime and stime: fields 14 and 15 of stat(5), the 12th and 13th
-    # after the command name.
-    fields = text.rsplit(")", 1)[1].split()
-    return name, (int(fields[11]) + int(fields[12])) / \
-        os.sysconf("SC_CLK_TCK")
-
-
-def _cpu_seconds(pid):
-    """User + system CPU seconds of ``pid`` so far, or None."""
-    found = _proc_stat(pid)
-    return None if found is None else found[1]
-
-
-# Which processes of the machine count as what, by command name: where a
-# call's CPU goes beyond the scheduler (the 2-core limit is the sum).
-_GROUPS = {"beam.smp": "broker", "postgres": "database",
-           "mariadbd": "database", "mysqld": "database"}
-
-
-def machine_cpu():
-    """{group: CPU seconds so far} over every process of the machine:
-    the broker, the database, everything else ("other"); the benchmark's
-    and the scheduler's own processes are counted apart by the caller."""
-    out = collections.Counter()
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        found = _proc_stat(entry)
-        if found is None:
-            continue
-        name, seconds = found
-        out[_GROUPS.get(name, "other")] += seconds
-        out["pid:" + entry] = seconds
-    return out
-
-
-def machine_split(before, after, own_pids, calls):
-    """ms of CPU per call by group between two machine_cpu() readings:
-    broker, database and the rest of the machine (the client and the
-    scheduler workers, given by ``own_pids``, taken out of "other")."""
-    spent = {group: after[group] - before[group]
-             for group in ("broker", "database", "other")}
-    for pid in own_pids:
-        key = f"pid:{pid}"
-        if key in before and key in after:
-            spent["other"] -= after[key] - before[key]
-    return {group: round(1000 * max(value, 0.0) / calls, 3)
-            for group, value in spent.items()}
-
-
-def _cpu_used(before, after):
-    """Per process, CPU seconds between two _cpu_seconds snapshots."""
-    return [round(after[pid] - before[pid], 2) for pid in sorted(before)
-            if before[pid] is not None and after.get(pid) is not None]
-
-
 def worker_stats(text):
     """{pid: stats} from the "gantt-scheduler stats:" lines a service's
     workers log as they stop (rpc.service._stats)."""
@@ -496,27 +313,43 @@ def cpu_split(stats, scheduler_cpu_ms_per_call):
     return {k: round(v, 3) for k, v in split.items()}
 
 
-def embedded(db_url, spec_form, calls, listen=True):
-    """The same requests without the broker: gantt's Scheduler in this
-    process on the same database, one call after another (a decoded
-    Nova spec when the runs send Nova's form); calls/s, latency and CPU
-    per call."""
+@contextlib.contextmanager
+def _local_scheduler(db_url, spec_form, listen=True):
+    """gantt's Scheduler in this process on the database, and a function
+    that gives the spec of one call for an instance uuid (a Nova
+    RequestSpec primitive decoded, when the runs send Nova's form)."""
     from placement.db import store as store_mod
     from rpc import serializer as serializer_mod
     from scheduler import manager
     from tests import databases
 
     spec_of = _spec_maker(spec_form)
-    decode = serializer_mod.NovaSerializer().deserialize_entity
+    if spec_form == "nova":
+        decode = serializer_mod.NovaSerializer().deserialize_entity
+        raw = spec_of
+
+        def spec_of(instance):
+            return decode(CONTEXT, raw(instance))
     store = store_mod.Store.open(databases.make_conf(db_url, {
         ("placement_database", "postgresql_listen"): listen}))
     scheduler = manager.Scheduler(store.conf, store=store)
     try:
+        yield scheduler, spec_of
+    finally:
+        scheduler.close()
+        store.dispose()
+
+
+def embedded(db_url, spec_form, calls, listen=True):
+    """The same requests without the broker: gantt's Scheduler in this
+    process on the same database, one call after another (a decoded
+    Nova spec when the runs send Nova's form); calls/s, latency and CPU
+    per call."""
+    with _local_scheduler(db_url, spec_form, listen) as (scheduler,
+                                                         spec_of):
         def one():
             instance = str(uuid.uuid4())
             spec = spec_of(instance)
-            if spec_form == "nova":
-                spec = decode(CONTEXT, spec)
             t0 = time.perf_counter()
             scheduler.select_destinations(CONTEXT, spec, [instance])
             return time.perf_counter() - t0
@@ -526,9 +359,6 @@ def embedded(db_url, spec_form, calls, listen=True):
         cpu, start = time.thread_time(), time.perf_counter()
         samples = [one() for _ in range(calls)]
         wall, cpu = time.perf_counter() - start, time.thread_time() - cpu
-    finally:
-        scheduler.close()
-        store.dispose()
     return {"calls": calls, "calls_per_s": round(calls / wall, 1),
             **_stats(samples),
             "cpu_ms_per_call": round(1000 * cpu / calls, 3)}
@@ -538,26 +368,14 @@ def real_reply(db_url, spec_form, listen=True):
     """The reply primitives of one real select_destinations of gantt's
     (a chosen host and its alternates, claimed), for the messaging
     floor to answer."""
-    from placement.db import store as store_mod
     from rpc import serializer as serializer_mod
-    from scheduler import manager
-    from tests import databases
 
-    store = store_mod.Store.open(databases.make_conf(db_url, {
-        ("placement_database", "postgresql_listen"): listen}))
-    scheduler = manager.Scheduler(store.conf, store=store)
-    try:
+    with _local_scheduler(db_url, spec_form, listen) as (scheduler,
+                                                         spec_of):
         instance = str(uuid.uuid4())
-        spec = _spec_maker(spec_form)(instance)
-        if spec_form == "nova":
-            spec = serializer_mod.NovaSerializer().deserialize_entity(
-                CONTEXT, spec)
         answer = scheduler.select_destinations(
-            CONTEXT, spec, [instance], return_objects=True,
+            CONTEXT, spec_of(instance), [instance], return_objects=True,
             return_alternates=True)
-    finally:
-        scheduler.close()
-        store.dispose()
     return [[serializer_mod.selection_to_primitive(sel) for sel in per]
             for per in answer]
 
@@ -665,29 +483,30 @@ def run(args, db_url, workers, placed, workdir, claim_group_size=None,
         out["worker_pids"] = len(service.ready_pids())
         client = _client(args.transport_url, service)
         warmup = WARMUP_PER_WORKER * workers
-        wall, samples, failures, messages = fire(
+        wall, samples, failures, messages = rpc_load.fire(
             client, spec_of, warmup, threads)
         if failures:
             raise RuntimeError(f"warm-up calls failed: {messages}")
         out["warmup_calls"] = warmup
         out["warmup_p50_ms"] = _stats(samples)["p50_ms"]
         pids = service.ready_pids()
-        cpu_before = {pid: _cpu_seconds(pid) for pid in pids}
-        machine_before = machine_cpu()
+        cpu_before = {pid: proc_cpu.cpu_seconds(pid) for pid in pids}
+        machine_before = proc_cpu.machine_cpu()
         client_cpu = time.process_time()
         if rate:
-            wall, samples, failures, messages, late = fire_at_rate(
-                client, spec_of, arrivals(args.calls, rate), threads)
+            due = rpc_load.arrivals(args.calls, rate)
+            wall, samples, failures, messages, late = rpc_load.fire_at_rate(
+                client, spec_of, due, threads)
             # Calls that found no free client thread: their wait is in
             # their latency, and too many say the pool was too small.
             out["late_starts"] = late
         else:
-            wall, samples, failures, messages = fire(
+            wall, samples, failures, messages = rpc_load.fire(
                 client, spec_of, args.calls, threads)
         client_cpu = time.process_time() - client_cpu
-        machine_after = machine_cpu()
-        workers_cpu = _cpu_used(
-            cpu_before, {pid: _cpu_seconds(pid) for pid in pids})
+        machine_after = proc_cpu.machine_cpu()
+        workers_cpu = proc_cpu.cpu_used(
+            cpu_before, {pid: proc_cpu.cpu_seconds(pid) for pid in pids})
         out.update({
             "calls": args.calls,
             "calls_per_s": round(len(samples) / wall, 1),
@@ -705,7 +524,7 @@ def run(args, db_url, workers, placed, workdir, claim_group_size=None,
             # The rest of the machine, per call: what the broker and the
             # database spent serving these calls (and anything else that
             # ran meanwhile).
-            "machine_cpu_ms_per_call": machine_split(
+            "machine_cpu_ms_per_call": proc_cpu.machine_split(
                 machine_before, machine_after,
                 [*pids, os.getpid(), service.proc.pid], args.calls),
         })

@@ -6,6 +6,7 @@ import json
 import re
 
 from benchmarks import rpc as rpc_bench
+from benchmarks import rpc_load
 from benchmarks import scheduler as scheduler_bench
 from rpc import serializer as serializer_mod
 from tests.rpc import helpers
@@ -32,12 +33,12 @@ def test_the_floor_answers_gantts_own_reply_from_every_worker(tmp_path):
         service.wait_ready()
         assert len(service.ready_pids()) == 2
         client = rpc_bench._client(helpers.RABBIT_URL, service)
-        _, samples, failures, messages = rpc_bench.fire(
+        _, samples, failures, messages = rpc_load.fire(
             client, rpc_bench._spec_maker("nova"), 8, 2)
         assert not failures, messages
         assert len(samples) == 8
         answer = client.select_destinations(
-            rpc_bench.CONTEXT, rpc_bench._spec_maker("nova")("x"), ["x"])
+            rpc_load.CONTEXT, rpc_bench._spec_maker("nova")("x"), ["x"])
         assert [[serializer_mod.selection_to_primitive(s) for s in per]
                 for per in answer] == reply
     finally:

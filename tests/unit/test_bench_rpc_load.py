@@ -1,16 +1,16 @@
-"""benchmarks.rpc's open loop: the schedule of arrivals, and latencies
+"""benchmarks.rpc_load's open loop: the schedule of arrivals, and latencies
 that count from when a call was due."""
 
 import statistics
 import time
 
-from benchmarks import rpc as rpc_bench
+from benchmarks import rpc_load
 
 
 def test_arrivals_are_poisson_at_the_rate_and_repeatable():
-    due = rpc_bench.arrivals(20000, 250.0, seed=7)
-    assert due == rpc_bench.arrivals(20000, 250.0, seed=7)
-    assert due != rpc_bench.arrivals(20000, 250.0, seed=8)
+    due = rpc_load.arrivals(20000, 250.0, seed=7)
+    assert due == rpc_load.arrivals(20000, 250.0, seed=7)
+    assert due != rpc_load.arrivals(20000, 250.0, seed=8)
     assert due == sorted(due)
     gaps = [b - a for a, b in zip([0.0] + due[:-1], due, strict=True)]
     # Exponential gaps: mean and standard deviation both 1 / rate.
@@ -60,7 +60,7 @@ def test_a_call_that_waits_for_a_thread_counts_the_wait():
             fake.sleep(0.05)
             return [[{"host": "h"}]]
 
-    wall, samples, failures, _, late = rpc_bench.fire_at_rate(
+    wall, samples, failures, _, late = rpc_load.fire_at_rate(
         Client(), lambda instance: {}, [0.0, 0.01, 0.02], threads=1,
         clock=fake.clock, sleep=fake.sleep)
     assert not failures
@@ -73,7 +73,7 @@ def test_enough_threads_keep_to_the_schedule():
     client = SlowClient(0.05, fail_every=3)
     due = [0.0, 0.01, 0.02, 0.03, 0.04, 0.05]
     t0 = time.perf_counter()
-    _, samples, failures, messages, _ = rpc_bench.fire_at_rate(
+    _, samples, failures, messages, _ = rpc_load.fire_at_rate(
         client, lambda instance: {}, due, threads=8)
     starts = sorted(s - t0 for s in client.started)
     for start, offset in zip(starts, due, strict=True):
