@@ -52,6 +52,13 @@ per process count P:
   ``follow``: decisions, syncs that skipped the change-log read
   (PostgreSQL's notifications or the change feed said nobody else
   committed) and claims lost to another writer;
+- where a call's wall time goes (``service_ms``): p50/p99 of the
+  workers' own timing of each call, from the listener's receipt of its
+  message to the end of its reply, and of its phases (waiting for a
+  thread and decoding, in the Scheduler with any wait for the group
+  ahead, the reply), rpc.call_times; beside the client's p50/p99, it
+  tells whether a slow call was slow in the service or on the way to
+  and from it (client, broker);
 - the rest of the machine (``machine_cpu_ms_per_call``): the CPU the
   broker (beam.smp), the database server's processes and everything
   else spent during the batch, per call (all of /proc, by command
@@ -115,6 +122,7 @@ from oslo_config import cfg
 from benchmarks import messaging_floor, proc_cpu, rpc_load
 from benchmarks import scheduler as scheduler_bench
 from benchmarks.rpc_load import CONTEXT
+from rpc import call_times
 from rpc import client as client_mod
 from rpc import conf as rpc_conf
 from tests.rpc import helpers
@@ -288,6 +296,24 @@ def worker_stats(text):
                          text):
         found[int(m.group(1))] = json.loads(m.group(2))
     return found
+
+
+def service_times(stats):
+    """Where a call's wall time goes inside the service: p50/p99 (ms) of
+    the workers' select_destinations calls from the listener's receipt
+    to the end of the reply (``total``), waiting for a thread and
+    decoding (``before``), in the Scheduler, queued behind other calls
+    included (``scheduler``), and encoding and publishing the reply
+    (``reply``); the workers' histograms added up (rpc.call_times), over
+    their whole life, the warm-up calls too. None when no worker
+    reported any."""
+    histograms = {phase: call_times.merged(
+        s.get("call_ms_histograms", {}).get(phase, {})
+        for s in stats.values()) for phase in call_times.PHASES}
+    calls = sum(histograms["total"].values())
+    if not calls:
+        return None
+    return {"calls": calls, **call_times.summary(histograms)}
 
 
 def cpu_split(stats, scheduler_cpu_ms_per_call):
@@ -550,6 +576,7 @@ def run(args, db_url, workers, placed, workdir, claim_group_size=None,
                 stats, out["scheduler_cpu_ms_per_call"])
             out["claim_groups"] = claim_groups(stats)
             out["follow"] = follow(stats)
+            out["service_ms"] = service_times(stats)
         out["worker_restarts"] = len(service.lines("starting it again"))
         out["tracebacks_in_log"] = service.text().count("Traceback")
         out["broker_leftovers"] = clean_broker(args.transport_url, service)

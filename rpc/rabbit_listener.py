@@ -27,6 +27,8 @@ interval). The RPCTransport around it is the one
 oslo_messaging.get_rpc_transport builds.
 """
 
+import time
+
 import oslo_messaging
 from oslo_messaging._drivers import amqpdriver, base, impl_rabbit
 from oslo_messaging._drivers import common as rpc_common
@@ -36,11 +38,24 @@ from oslo_messaging._drivers import common as rpc_common
 RABBIT_DRIVER_NAMES = ("rabbit", "kombu")
 
 
+class StampedIncomingMessage(amqpdriver.AMQPIncomingMessage):
+    """oslo.messaging's incoming message, with the time the listener
+    took it off the connection (``received_at``, time.monotonic()): where
+    a call's time in the service starts (rpc.call_times)."""
+
+    def __init__(self, *args, **kwargs):
+        self.received_at = time.monotonic()
+        super().__init__(*args, **kwargs)
+
+
 class SteadyRpcListener(amqpdriver.RpcAMQPListener):
     """oslo.messaging's RPC listener whose wait for the next message never
     starts below ``idle_wait`` seconds. oslo.messaging's poll() sets
     ``_current_timeout`` (1 ms after a message, doubled after each empty
-    wait); this class keeps it at ``idle_wait`` or above."""
+    wait); this class keeps it at ``idle_wait`` or above. Its messages
+    carry the time they arrived (:class:`StampedIncomingMessage`)."""
+
+    message_cls = StampedIncomingMessage
 
     def __init__(self, driver, conn, idle_wait):
         # Set first: the parent's __init__ sets the timeout.

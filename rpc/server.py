@@ -30,6 +30,7 @@ import sqlalchemy as sa
 from oslo_log import log as logging
 from oslo_messaging.rpc import server as om_rpc_server
 
+from rpc import call_times as call_times_mod
 from rpc import conf as rpc_conf
 from rpc import errors
 from rpc import recorder as recorder_mod
@@ -57,8 +58,10 @@ class SchedulerEndpoint:
 
     target = oslo_messaging.Target(version="4.5")
 
-    def __init__(self, scheduler, recorder=None):
+    def __init__(self, scheduler, recorder=None, call_times=None):
         self._scheduler = scheduler
+        # How long each call spent in the Scheduler (rpc.call_times).
+        self._call_times = call_times or call_times_mod.CallTimes()
         # Where the fanout casts go: gantt's host records, or the host
         # state in memory when it follows Nova's databases.
         self._updates = host_updates.for_table(scheduler.table)
@@ -86,9 +89,11 @@ class SchedulerEndpoint:
                   uuids, _request_id(ctxt))
         with self._decisions_in_order:
             try:
-                selections = self._scheduler.select_destinations(
-                    ctxt, spec, uuids, return_objects=bool(return_objects),
-                    return_alternates=bool(return_alternates))
+                with self._call_times.in_scheduler():
+                    selections = self._scheduler.select_destinations(
+                        ctxt, spec, uuids,
+                        return_objects=bool(return_objects),
+                        return_alternates=bool(return_alternates))
             except scheduler_errors.NoValidHost as exc:
                 LOG.info("No valid host (request %s): %s",
                          _request_id(ctxt), exc.message)
@@ -439,8 +444,9 @@ def _decoded(decode, *args):
             raise oslo_messaging.ExpectedException() from None
 
 
-def endpoints(scheduler, recorder=None):
-    return [SchedulerEndpoint(scheduler, recorder), BaseEndpoint(),
+def endpoints(scheduler, recorder=None, call_times=None):
+    return [SchedulerEndpoint(scheduler, recorder, call_times),
+            BaseEndpoint(),
             HostInfoEndpoint(scheduler.store)]
 
 
@@ -496,6 +502,9 @@ class OrderedCastsServer(om_rpc_server.RPCServer):
     # The trace of [recording], written out when the server's last
     # call and cast are over (wait()).
     recorder = None
+    # Where each call's wall time is counted (rpc.call_times), shared
+    # with the endpoint; None: not counted.
+    call_times = None
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -507,23 +516,42 @@ class OrderedCastsServer(om_rpc_server.RPCServer):
         if self.recorder is not None:
             self.recorder.close()
 
+    def _process_incoming(self, incoming):
+        # Runs on an executor thread: the message's dispatch and reply.
+        times = self.call_times
+        if times is None:
+            return super()._process_incoming(incoming)
+        started = times.started()
+        # The RabbitMQ listener stamps its messages as they arrive
+        # (rpc.rabbit_listener); other transports' messages count from
+        # here.
+        received = getattr(incoming[0], "received_at", started)
+        try:
+            return super()._process_incoming(incoming)
+        finally:
+            times.ended(received)
+
 
 def build_server(conf, scheduler, transport=None):
     """An oslo.messaging RPC server for ``scheduler`` (threading executor,
     casts in order, Nova serializer); not started. Without
     ``transport``, one is made from ``conf`` (the caller cleans it up:
     ``server.transport``). With ``[recording] enabled``, it records what
-    it serves until it has stopped (``server.recorder``)."""
+    it serves until it has stopped (``server.recorder``). Each
+    select_destinations call's wall time, by phase, is counted in
+    ``server.call_times`` (rpc.call_times)."""
     rpc_conf.register_opts(conf)
     recorder = recorder_mod.from_conf(conf, rpc_conf.worker_count(conf))
+    call_times = call_times_mod.CallTimes()
     if transport is None:
         transport = rpc_conf.get_server_transport(conf)
     # No executor argument: oslo.messaging picks threading unless
     # eventlet has monkey-patched the process (passing it is deprecated).
     server = oslo_messaging.get_rpc_server(
-        transport, target(conf), endpoints(scheduler, recorder),
+        transport, target(conf), endpoints(scheduler, recorder, call_times),
         serializer=_ServerSerializer(serializer_mod.NovaSerializer(),
                                      getattr(scheduler, "stats", None)),
         server_cls=OrderedCastsServer)
     server.recorder = recorder
+    server.call_times = call_times
     return server

@@ -124,6 +124,7 @@ def serve(conf, stop):
     scheduler = manager.Scheduler(conf, store=store)
     transport = rpc_conf.get_server_transport(conf)
     started = False
+    server = None
     try:
         try:
             # Load the host state and candidates index now, not on the
@@ -151,19 +152,24 @@ def serve(conf, stop):
         transport.cleanup()
         scheduler.close()
         store.dispose()
-    LOG.info("%s stats: pid=%d %s", PROG, os.getpid(), _stats(scheduler))
+    LOG.info("%s stats: pid=%d %s", PROG, os.getpid(),
+             _stats(scheduler, getattr(server, "call_times", None)))
     LOG.info("%s stopped, pid=%d", PROG, os.getpid())
     return 0
 
 
-def _stats(scheduler):
+def _stats(scheduler, call_times=None):
     """One JSON line of what this worker did: decisions and claims made,
     and the CPU seconds spent decoding, deciding (claims included),
-    claiming and encoding, beside the process's whole CPU time."""
+    claiming and encoding, beside the process's whole CPU time; with
+    ``call_times``, the wall time of its select_destinations calls by
+    phase (rpc.call_times)."""
     times = os.times()
     stats = {key: round(value, 6) if isinstance(value, float) else value
              for key, value in sorted(scheduler.stats.items())}
     stats["process_cpu_s"] = round(times.user + times.system, 6)
+    if call_times is not None:
+        stats.update(call_times.report())
     return json.dumps(stats, sort_keys=True)
 
 

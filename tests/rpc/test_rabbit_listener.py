@@ -13,6 +13,7 @@ import oslo_messaging
 import pytest
 from oslo_messaging._drivers import amqpdriver
 from oslo_messaging._drivers import common as rpc_common
+from oslo_messaging.rpc import server as om_rpc_server
 
 from rpc import conf as rpc_conf
 from rpc import rabbit_listener
@@ -80,7 +81,8 @@ def transport_url(request):
     return None
 
 
-def _serve(transport_url, driver_cls, idle_wait):
+def _serve(transport_url, driver_cls, idle_wait,
+           server_cls=om_rpc_server.RPCServer):
     conf = helpers.messaging_conf(transport_url, helpers.unique_topic())
     rpc_conf.get_server_transport(conf).cleanup()  # registers its options
     if "oslo_messaging_rabbit" in conf:
@@ -92,7 +94,8 @@ def _serve(transport_url, driver_cls, idle_wait):
         conf, url, idle_wait, default_exchange=conf.control_exchange))
     target = oslo_messaging.Target(topic=conf.scheduler.topic,
                                    server="listener-test")
-    server = oslo_messaging.get_rpc_server(transport, target, [_Ping()])
+    server = oslo_messaging.get_rpc_server(transport, target, [_Ping()],
+                                           server_cls=server_cls)
     driver_cls.listener_cls.spies.clear()
     server.start()
     client = oslo_messaging.get_rpc_client(
@@ -162,6 +165,35 @@ def test_stopping_ends_a_long_wait(transport_url):
     # The wait is capped by the driver's poll timeout (1 s without
     # heartbeats), as oslo.messaging's own listener's.
     assert stopped.wait(5)
+
+
+class _SeesStamps(om_rpc_server.RPCServer):
+    """Records, per message, when the listener says it arrived and when
+    a thread took it."""
+
+    seen = []
+
+    def _process_incoming(self, incoming):
+        self.seen.append((incoming[0].received_at, time.monotonic()))
+        return super()._process_incoming(incoming)
+
+
+def test_messages_carry_when_they_arrived(transport_url):
+    """Where a call's time in the service starts (rpc.call_times): each
+    message the steady listener hands over says when it came off the
+    connection, within the call's round trip and before a thread took
+    it."""
+    _SeesStamps.seen.clear()
+    transport, server, client = _serve(transport_url, _SteadyDriver, 0.1,
+                                       server_cls=_SeesStamps)
+    try:
+        sent = time.monotonic()
+        assert client.call({}, "ping") == "pong"
+        answered = time.monotonic()
+    finally:
+        _stop(transport, server)
+    [(received, taken)] = _SeesStamps.seen
+    assert sent <= received <= taken <= answered
 
 
 def test_server_transport_uses_the_steady_listener(transport_url):

@@ -87,11 +87,14 @@ def _data(primitive):
 def test_select_destinations_over_rabbitmq(start, pg_cloud):
     service = start()
     instance = str(uuidlib.uuid4())
+    sent = time.monotonic()
     answer = service.client().call(
         helpers.CONTEXT, "select_destinations",
         spec_obj=helpers.request_spec(vcpus=2, memory_mb=1024),
         instance_uuids=[instance], return_objects=True,
         return_alternates=True)
+    # The first call's round trip, as its client saw it.
+    round_trip_ms = 1000 * (time.monotonic() - sent)
     [selections] = [[_data(p) for p in per] for per in answer]
     assert sorted(s["service_host"] for s in selections) == sorted(HOSTS)
     for s in selections:
@@ -129,6 +132,18 @@ def test_select_destinations_over_rabbitmq(start, pg_cloud):
     for phase in ("decode_cpu_s", "decision_cpu_s", "claim_cpu_s",
                   "encode_cpu_s"):
         assert 0 < stats[phase] < stats["process_cpu_s"], phase
+    # And how long its select_destinations calls took, by phase
+    # (rpc.call_times): both calls, the ping not among them; no phase
+    # longer than the whole, and the first call's time in the service
+    # within its round trip (p50 of two: the faster one).
+    assert stats["calls_timed"] == 2
+    histograms = stats["call_ms_histograms"]
+    assert {p: sum(h.values()) for p, h in histograms.items()} == {
+        "total": 2, "before": 2, "scheduler": 2, "reply": 2}
+    times = stats["call_ms"]
+    for phase in ("before", "scheduler", "reply"):
+        assert 0 < times[phase]["p99"] <= times["total"]["p99"], phase
+    assert times["total"]["p50"] <= round_trip_ms * 2 ** (1 / 8)
 
 
 def test_calls_that_queue_are_claimed_together(start, pg_cloud):

@@ -1,0 +1,135 @@
+"""How long gantt-scheduler takes over each select_destinations call, in
+wall time and by phase, so that a slow call can be placed: in the
+service or on the way to and from it.
+
+A call's time in the service runs from the listener's receipt of its
+message (the RabbitMQ listener stamps it; on other transports, from when
+a thread took it) to the end of its reply, in three phases:
+
+- ``before``: waiting for a free thread, acknowledging and decoding;
+- ``scheduler``: in the Scheduler, the wait for the decision lock (a
+  group ahead being served) included;
+- ``reply``: encoding the Selections and publishing the reply.
+
+Each phase keeps a histogram of log-spaced buckets (eight a doubling,
+so a percentile read off it is within 9 % above the true value);
+histograms of several workers add up, which percentiles would not.
+"""
+
+import contextlib
+import math
+import threading
+import time
+
+PHASES = ("total", "before", "scheduler", "reply")
+
+# Buckets per doubling, and the smallest bucket's upper edge (ms): all
+# shorter times fall into it.
+_PER_DOUBLING = 8
+_SMALLEST_MS = 0.01
+
+
+def bucket(ms):
+    """The bucket of a time in ms: its upper edge is edge(bucket)."""
+    if ms <= _SMALLEST_MS:
+        return 0
+    return math.ceil(_PER_DOUBLING * math.log2(ms / _SMALLEST_MS))
+
+
+def edge(index):
+    """The upper edge, in ms, of bucket ``index``."""
+    return _SMALLEST_MS * 2 ** (index / _PER_DOUBLING)
+
+
+def percentile(histogram, fraction):
+    """The upper edge (ms) of the bucket that holds the ``fraction``
+    quantile of ``histogram`` ({bucket: count}); None when it is
+    empty."""
+    total = sum(histogram.values())
+    if not total:
+        return None
+    rank = max(1, math.ceil(fraction * total))
+    seen = 0
+    for index in sorted(histogram):
+        seen += histogram[index]
+        if seen >= rank:
+            return edge(index)
+    return edge(max(histogram))
+
+
+def merged(histograms):
+    """One histogram of several ({bucket: count} each; JSON's string
+    keys accepted)."""
+    out = {}
+    for histogram in histograms:
+        for index, count in histogram.items():
+            out[int(index)] = out.get(int(index), 0) + count
+    return out
+
+
+def summary(histograms):
+    """{phase: {"p50": ms, "p99": ms}} of {phase: histogram}."""
+    return {phase: {"p50": _rounded(percentile(h, 0.5)),
+                    "p99": _rounded(percentile(h, 0.99))}
+            for phase, h in histograms.items()}
+
+
+def _rounded(ms):
+    return None if ms is None else round(ms, 2)
+
+
+class CallTimes:
+    """The histograms of one worker. The endpoint brackets its Scheduler
+    call with :meth:`in_scheduler`; the server reports each call as it
+    ends (:meth:`ended`), on the same thread."""
+
+    def __init__(self, clock=time.monotonic):
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._current = threading.local()
+        self.histograms = {phase: {} for phase in PHASES}
+
+    @property
+    def calls(self):
+        return sum(self.histograms["total"].values())
+
+    @contextlib.contextmanager
+    def in_scheduler(self):
+        started = self._clock()
+        try:
+            yield
+        finally:
+            self._current.scheduler = (started, self._clock())
+
+    def started(self):
+        """A call's message was taken by a thread: clears what an earlier
+        call on this thread left."""
+        self._current.scheduler = None
+        return self._clock()
+
+    def ended(self, received):
+        """The call taken at ``received`` (a clock reading) has replied;
+        counted only if it went to the Scheduler (not a cast, a ping or a
+        call refused before it)."""
+        spent = getattr(self._current, "scheduler", None)
+        if spent is None:
+            return
+        self._current.scheduler = None
+        now = self._clock()
+        entered, left = spent
+        phases = {"total": now - received, "before": entered - received,
+                  "scheduler": left - entered, "reply": now - left}
+        with self._lock:
+            for phase, seconds in phases.items():
+                index = bucket(1000 * seconds)
+                histogram = self.histograms[phase]
+                histogram[index] = histogram.get(index, 0) + 1
+
+    def report(self):
+        """What the stats line says: calls timed, p50/p99 per phase (ms)
+        and the histograms (bucket: count) for adding workers up."""
+        with self._lock:
+            histograms = {p: dict(h) for p, h in self.histograms.items()}
+        return {"calls_timed": sum(histograms["total"].values()),
+                "call_ms": summary(histograms),
+                "call_ms_histograms": histograms}
