@@ -58,7 +58,11 @@ per process count P:
   thread and decoding, in the Scheduler with any wait for the group
   ahead, the reply), rpc.call_times; beside the client's p50/p99, it
   tells whether a slow call was slow in the service or on the way to
-  and from it (client, broker);
+  and from it (client, broker); ``gc``: the workers' garbage
+  collections while serving, per generation, and the longest pause
+  (rpc.heap; each worker freezes its heap once ready, and the benchmark
+  freezes its own for each batch, so that neither's full collection
+  lands in the figures);
 - the rest of the machine (``machine_cpu_ms_per_call``): the CPU the
   broker (beam.smp), the database server's processes and everything
   else spent during the batch, per call (all of /proc, by command
@@ -122,7 +126,7 @@ from oslo_config import cfg
 from benchmarks import messaging_floor, proc_cpu, rpc_load
 from benchmarks import scheduler as scheduler_bench
 from benchmarks.rpc_load import CONTEXT
-from rpc import call_times
+from rpc import call_times, heap
 from rpc import client as client_mod
 from rpc import conf as rpc_conf
 from tests.rpc import helpers
@@ -314,6 +318,21 @@ def service_times(stats):
     if not calls:
         return None
     return {"calls": calls, **call_times.summary(histograms)}
+
+
+def gc_pauses(stats):
+    """The workers' garbage collections while they served, per
+    generation: how many, and the longest pause (ms) of any worker
+    (rpc.heap)."""
+    out = {}
+    for s in stats.values():
+        for gen, figures in s.get("gc", {}).items():
+            seen = out.setdefault(gen, {"collections": 0,
+                                        "max_pause_ms": 0.0})
+            seen["collections"] += figures["collections"]
+            seen["max_pause_ms"] = max(seen["max_pause_ms"],
+                                       figures["max_pause_ms"])
+    return dict(sorted(out.items()))
 
 
 def cpu_split(stats, scheduler_cpu_ms_per_call):
@@ -516,6 +535,11 @@ def run(args, db_url, workers, placed, workdir, claim_group_size=None,
         out["warmup_calls"] = warmup
         out["warmup_p50_ms"] = _stats(samples)["p50_ms"]
         pids = service.ready_pids()
+        # This process's heap (the cloud it built, the embedded run's
+        # modules) out of its collector's walks for the batch: a full
+        # collection here would stop every client thread 50-75 ms and
+        # be counted as the service's latency.
+        heap.freeze()
         cpu_before = {pid: proc_cpu.cpu_seconds(pid) for pid in pids}
         machine_before = proc_cpu.machine_cpu()
         client_cpu = time.process_time()
@@ -567,6 +591,7 @@ def run(args, db_url, workers, placed, workdir, claim_group_size=None,
         out["instances_placed"] = (0 if floor_reply is not None
                                    else warmup + len(samples))
     finally:
+        heap.unfreeze()
         if client is not None:
             client.close()
         out["exit_code"] = service.terminate()
@@ -577,6 +602,7 @@ def run(args, db_url, workers, placed, workdir, claim_group_size=None,
             out["claim_groups"] = claim_groups(stats)
             out["follow"] = follow(stats)
             out["service_ms"] = service_times(stats)
+            out["gc"] = gc_pauses(stats)
         out["worker_restarts"] = len(service.lines("starting it again"))
         out["tracebacks_in_log"] = service.text().count("Traceback")
         out["broker_leftovers"] = clean_broker(args.transport_url, service)

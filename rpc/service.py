@@ -33,7 +33,7 @@ from placement import command_errors, config_check
 from placement import conf as placement_conf
 from placement.db import store as store_mod
 from rpc import conf as rpc_conf
-from rpc import recorder
+from rpc import heap, recorder
 from rpc import server as server_mod
 from scheduler import conf as scheduler_conf
 from scheduler import errors as scheduler_errors
@@ -125,12 +125,18 @@ def serve(conf, stop):
     transport = rpc_conf.get_server_transport(conf)
     started = False
     server = None
+    pauses = heap.Pauses()
+    frozen = 0
     try:
         try:
             # Load the host state and candidates index now, not on the
             # first call.
             scheduler.sync()
             server = server_mod.build_server(conf, scheduler, transport)
+            # What is loaded by now stays: out of the collector's walks.
+            # The pauses counted are those of serving.
+            frozen = heap.freeze()
+            pauses.install()
             server.start()
             started = True
             LOG.info("%s ready: topic=%s, server=%s, exchange=%s, pid=%d; "
@@ -152,24 +158,30 @@ def serve(conf, stop):
         transport.cleanup()
         scheduler.close()
         store.dispose()
-    LOG.info("%s stats: pid=%d %s", PROG, os.getpid(),
-             _stats(scheduler, getattr(server, "call_times", None)))
+        pauses.uninstall()
+        # An in-process caller (the tests) gets its collector back whole.
+        heap.unfreeze()
+    LOG.info("%s stats: pid=%d %s", PROG, os.getpid(), _stats(
+        scheduler, getattr(server, "call_times", None),
+        {"gc_frozen_objects": frozen, "gc": pauses.report()}))
     LOG.info("%s stopped, pid=%d", PROG, os.getpid())
     return 0
 
 
-def _stats(scheduler, call_times=None):
+def _stats(scheduler, call_times=None, more=None):
     """One JSON line of what this worker did: decisions and claims made,
     and the CPU seconds spent decoding, deciding (claims included),
     claiming and encoding, beside the process's whole CPU time; with
     ``call_times``, the wall time of its select_destinations calls by
-    phase (rpc.call_times)."""
+    phase (rpc.call_times); ``more``: other figures (the collector's,
+    rpc.heap)."""
     times = os.times()
     stats = {key: round(value, 6) if isinstance(value, float) else value
              for key, value in sorted(scheduler.stats.items())}
     stats["process_cpu_s"] = round(times.user + times.system, 6)
     if call_times is not None:
         stats.update(call_times.report())
+    stats.update(more or {})
     return json.dumps(stats, sort_keys=True)
 
 

@@ -144,6 +144,10 @@ def test_select_destinations_over_rabbitmq(start, pg_cloud):
     for phase in ("before", "scheduler", "reply"):
         assert 0 < times[phase]["p99"] <= times["total"]["p99"], phase
     assert times["total"]["p50"] <= round_trip_ms * 2 ** (1 / 8)
+    # Its heap was frozen once it was ready (rpc.heap), and the
+    # collections made while it served are counted.
+    assert stats["gc_frozen_objects"] > 10_000
+    assert stats["gc"]["0"]["collections"] >= 1
 
 
 def test_calls_that_queue_are_claimed_together(start, pg_cloud):
