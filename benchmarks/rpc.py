@@ -84,12 +84,15 @@ defaults place 815 instances, under 3 % of 1,000 hosts; the benchmark
 refuses options that would fill more than half of a cloud.
 
 With ``--messaging-floor``, each process count also runs (key
-"P/floor") benchmarks.messaging_floor in the service's place: the same
+"P/floor", or "P/floor/rR" per value of ``--rates``)
+benchmarks.messaging_floor in the service's place: the same
 transport, listener, executor and topic answering every call with the
 primitives of one real reply of gantt's, without decoding it or
 deciding anything. Its CPU per call is what oslo.messaging, kombu and
 AMQP cost a worker alone: the floor under the service's ``messaging``
-share, and under any ratio to the embedded path.
+share, and under any ratio to the embedded path. Its p50/p99 at a rate
+are the floor under the service's latency: client, broker and
+oslo.messaging on the same cores, with nothing decided or claimed.
 
 After the service runs of a size, the same requests go to gantt's
 Scheduler embedded in the benchmark process on the same database
@@ -634,13 +637,19 @@ def scenario(args, n):
                                  args.postgresql_listen), f)
         placed += 1
     for workers in args.processes:
-        if reply is not None:
+        # The floor at each offered rate too: the latency of the path
+        # with nothing decided.
+        for rate in (args.rates or [None]) if reply is not None else []:
+            key = f"{workers}/floor" + ("" if rate is None
+                                        else f"/r{rate}")
             print(f"{n} hosts, {workers} process(es) of the messaging "
-                  "floor", file=sys.stderr)
-            rundir = os.path.join(workdir, f"p{workers}-floor")
+                  "floor" + ("" if rate is None else
+                             f", {rate} calls/s offered"),
+                  file=sys.stderr)
+            rundir = os.path.join(workdir, "p" + key.replace("/", "-"))
             os.makedirs(rundir, exist_ok=True)
-            out["runs"][f"{workers}/floor"] = run(
-                args, url, workers, placed, rundir, floor_reply=reply)
+            out["runs"][key] = run(args, url, workers, placed, rundir,
+                                   rate=rate, floor_reply=reply)
         for group, wait, rate in variants:
             key = str(workers)
             if group is not None:
