@@ -126,12 +126,12 @@ import uuid
 import kombu
 from oslo_config import cfg
 
-from benchmarks import messaging_floor, proc_cpu, rpc_load
+from benchmarks import messaging_floor, proc_cpu, rpc_load, worker_stats
 from benchmarks import scheduler as scheduler_bench
 from benchmarks.rpc_load import CONTEXT
-from rpc import call_times, heap
 from rpc import client as client_mod
 from rpc import conf as rpc_conf
+from rpc import heap
 from tests.rpc import helpers
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -295,72 +295,6 @@ def _client(transport_url, service):
         call_monitor_timeout=client_mod.DEFAULT_CALL_MONITOR_TIMEOUT)
 
 
-def worker_stats(text):
-    """{pid: stats} from the "gantt-scheduler stats:" lines a service's
-    workers log as they stop (rpc.service._stats)."""
-    found = {}
-    for m in re.finditer(r"gantt-scheduler stats: pid=(\d+) (\{.*\})",
-                         text):
-        found[int(m.group(1))] = json.loads(m.group(2))
-    return found
-
-
-def service_times(stats):
-    """Where a call's wall time goes inside the service: p50/p99 (ms) of
-    the workers' select_destinations calls from the listener's receipt
-    to the end of the reply (``total``), waiting for a thread and
-    decoding (``before``), in the Scheduler, queued behind other calls
-    included (``scheduler``), and encoding and publishing the reply
-    (``reply``); the workers' histograms added up (rpc.call_times), over
-    their whole life, the warm-up calls too. None when no worker
-    reported any."""
-    histograms = {phase: call_times.merged(
-        s.get("call_ms_histograms", {}).get(phase, {})
-        for s in stats.values()) for phase in call_times.PHASES}
-    calls = sum(histograms["total"].values())
-    if not calls:
-        return None
-    return {"calls": calls, **call_times.summary(histograms)}
-
-
-def gc_pauses(stats):
-    """The workers' garbage collections while they served, per
-    generation: how many, and the longest pause (ms) of any worker
-    (rpc.heap)."""
-    out = {}
-    for s in stats.values():
-        for gen, figures in s.get("gc", {}).items():
-            seen = out.setdefault(gen, {"collections": 0,
-                                        "max_pause_ms": 0.0})
-            seen["collections"] += figures["collections"]
-            seen["max_pause_ms"] = max(seen["max_pause_ms"],
-                                       figures["max_pause_ms"])
-    return dict(sorted(out.items()))
-
-
-def cpu_split(stats, scheduler_cpu_ms_per_call):
-    """Where a call's scheduler CPU goes, ms per call: decoding the call,
-    the decision (claims aside), the claim, encoding the reply, and
-    messaging, the rest of the worker's CPU (AMQP receive and reply,
-    kombu and oslo.messaging, logging). The phase figures are per
-    decision over the workers' whole life (the warm-up calls too); the
-    total is the measured batch's."""
-    decisions = sum(s.get("decisions", 0) for s in stats.values())
-    if not decisions:
-        return None
-
-    def per_call(key):
-        return 1000 * sum(s.get(key, 0.0) for s in stats.values()) / \
-            decisions
-
-    decision, claim = per_call("decision_cpu_s"), per_call("claim_cpu_s")
-    decoding, encoding = per_call("decode_cpu_s"), per_call("encode_cpu_s")
-    split = {"decoding": decoding, "decision": decision - claim,
-             "claim": claim, "encoding": encoding}
-    split["messaging"] = scheduler_cpu_ms_per_call - sum(split.values())
-    return {k: round(v, 3) for k, v in split.items()}
-
-
 @contextlib.contextmanager
 def _local_scheduler(db_url, spec_form, listen=True):
     """gantt's Scheduler in this process on the database, and a function
@@ -426,28 +360,6 @@ def real_reply(db_url, spec_form, listen=True):
             return_alternates=True)
     return [[serializer_mod.selection_to_primitive(sel) for sel in per]
             for per in answer]
-
-
-def claim_groups(stats):
-    """Over the workers' whole life: the share of decisions claimed in a
-    group with others, and claim transactions per decision."""
-    decisions = sum(s.get("decisions", 0) for s in stats.values())
-    if not decisions:
-        return None
-    grouped = sum(s.get("grouped_decisions", 0) for s in stats.values())
-    claims = sum(s.get("claim_attempts", 0) for s in stats.values())
-    fallbacks = sum(s.get("group_fallbacks", 0) for s in stats.values())
-    return {"grouped_share": round(grouped / decisions, 3),
-            "claims_per_decision": round(claims / decisions, 3),
-            "groups_decided_again_alone": fallbacks}
-
-
-def follow(stats):
-    """Over the workers' whole life: decisions, syncs that skipped the
-    change-log read (nobody else committed), and claims lost to another
-    writer's commit since the view was read."""
-    return {key: sum(s.get(key, 0) for s in stats.values())
-            for key in ("decisions", "syncs_skipped", "claims_lost")}
 
 
 def _stats(samples):
@@ -599,13 +511,8 @@ def run(args, db_url, workers, placed, workdir, claim_group_size=None,
             client.close()
         out["exit_code"] = service.terminate()
         if "scheduler_cpu_ms_per_call" in out and floor_reply is None:
-            stats = worker_stats(service.text())
-            out["cpu_split_ms_per_call"] = cpu_split(
-                stats, out["scheduler_cpu_ms_per_call"])
-            out["claim_groups"] = claim_groups(stats)
-            out["follow"] = follow(stats)
-            out["service_ms"] = service_times(stats)
-            out["gc"] = gc_pauses(stats)
+            out.update(worker_stats.figures(
+                service.text(), out["scheduler_cpu_ms_per_call"]))
         out["worker_restarts"] = len(service.lines("starting it again"))
         out["tracebacks_in_log"] = service.text().count("Traceback")
         out["broker_leftovers"] = clean_broker(args.transport_url, service)

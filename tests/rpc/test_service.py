@@ -125,8 +125,8 @@ def test_select_destinations_over_rabbitmq(start, pg_cloud):
     # As it stops, the worker says what its calls cost (benchmarks.rpc
     # splits a call's CPU with it): two decisions (one NoValidHost), one
     # claim, and CPU in each phase.
-    from benchmarks import rpc as rpc_bench
-    [stats] = rpc_bench.worker_stats(service.text()).values()
+    from benchmarks import worker_stats
+    [stats] = worker_stats.worker_stats(service.text()).values()
     assert stats["decisions"] == 2
     assert stats["claim_attempts"] == 1
     for phase in ("decode_cpu_s", "decision_cpu_s", "claim_cpu_s",
@@ -198,8 +198,8 @@ def test_calls_that_queue_are_claimed_together(start, pg_cloud):
                 placement.delete_allocations(instance)
         store.dispose()
     assert service.terminate() == 0
-    from benchmarks import rpc as rpc_bench
-    [stats] = rpc_bench.worker_stats(service.text()).values()
+    from benchmarks import worker_stats
+    [stats] = worker_stats.worker_stats(service.text()).values()
     assert stats["decisions"] == calls
     assert stats["grouped_decisions"] > 0
     assert stats["claim_attempts"] < calls

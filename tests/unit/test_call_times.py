@@ -119,9 +119,10 @@ def test_a_scheduler_error_still_counts():
 
 
 def test_the_benchmark_adds_the_workers_up():
-    """benchmarks.rpc.service_times reads the workers' stats lines: the
-    histograms of both workers together, the percentiles of the whole."""
-    from benchmarks import rpc as rpc_bench
+    """benchmarks.worker_stats.service_times reads the workers' stats
+    lines: the histograms of both workers together, the percentiles of
+    the whole."""
+    from benchmarks import worker_stats
 
     def worker(samples):
         # As rpc.service logs it: through JSON.
@@ -130,9 +131,9 @@ def test_the_benchmark_adds_the_workers_up():
 
     fast, slow = [1.0] * 98, [40.0, 50.0]
     stats = {101: worker(fast), 102: worker(slow)}
-    figures = rpc_bench.service_times(stats)
+    figures = worker_stats.service_times(stats)
     assert figures["calls"] == 100
     assert 1.0 <= figures["total"]["p50"] <= 1.1
     # The 99th of 100 calls is the slow worker's first.
     assert 40.0 <= figures["total"]["p99"] <= 40.0 * 2 ** (1 / 8)
-    assert rpc_bench.service_times({101: {}}) is None
+    assert worker_stats.service_times({101: {}}) is None
