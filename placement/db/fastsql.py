@@ -172,6 +172,47 @@ class _Form:
         return out
 
 
+def driver_error(txn, exc, sql, args, cursor=None):
+    """The driver's error ``exc`` as SQLAlchemy would raise it (a
+    DBAPIError); a dropped connection leaves the pool, as SQLAlchemy's
+    would."""
+    dialect = txn.conn.dialect
+    lost = dialect.is_disconnect(
+        exc, txn.conn.connection.dbapi_connection, cursor)
+    if lost:
+        txn.conn.invalidate(exc)
+    return sa.exc.DBAPIError.instance(
+        sql, args, exc, dialect.loaded_dbapi.Error,
+        connection_invalidated=lost)
+
+
+class Pending:
+    """A sent statement whose result is read later: its rows, or the
+    number of rows it changed. Close it, or read its rows, once done."""
+
+    def __init__(self, txn, form, cursor):
+        self._txn = txn
+        self._form = form
+        self._cursor = cursor
+
+    def rows(self):
+        """All result rows, as named tuples; closes the cursor."""
+        try:
+            return self._form.rows(self._cursor)
+        except self._txn.conn.dialect.loaded_dbapi.Error as exc:
+            raise driver_error(self._txn, exc, self._form.sql, None,
+                               self._cursor) from exc
+        finally:
+            self._cursor.close()
+
+    @property
+    def rowcount(self):
+        return self._cursor.rowcount
+
+    def close(self):
+        self._cursor.close()
+
+
 class Fast:
     """A Core statement to run on the raw cursor of a transaction.
 
@@ -216,18 +257,19 @@ class Fast:
         else:
             cursor = dbapi_conn.cursor()
             run = sql, args
-        error = dialect.loaded_dbapi.Error
         try:
             cursor.execute(*run)
-        except error as exc:
-            # As SQLAlchemy would: a dropped connection leaves the pool.
-            lost = dialect.is_disconnect(exc, dbapi_conn, cursor)
+        except dialect.loaded_dbapi.Error as exc:
             cursor.close()
-            if lost:
-                txn.conn.invalidate(exc)
-            raise sa.exc.DBAPIError.instance(
-                sql, args, exc, error, connection_invalidated=lost) from exc
+            raise driver_error(txn, exc, sql, args, cursor) from exc
         return form, cursor
+
+    def queue(self, txn, params):
+        """Send the statement; a Pending for its result. Inside a
+        pipeline (Txn.pipelined) the result comes back with the
+        pipeline's sync; elsewhere it is there at once."""
+        form, cursor = self._run(txn, params)
+        return Pending(txn, form, cursor)
 
     def rows(self, txn, params):
         """All result rows, as named tuples."""
@@ -276,13 +318,20 @@ class FastInsert:
     a driver's executemany may pay one per row. With ``returning`` (a
     column), :meth:`rows` returns its values for the new rows; with a
     tuple of columns, the new rows as named tuples of them (RETURNING:
-    SQLite 3.35, MariaDB 10.5, PostgreSQL)."""
+    SQLite 3.35, MariaDB 10.5, PostgreSQL).
+
+    ``found_by``: {column: (key column, by column)} for columns whose
+    value the statement looks up itself: the row gives the value of the
+    other table's ``by column`` and the row inserted gets the ``key
+    column`` of that table's row (a new consumer's id by its uuid, when
+    the consumer's INSERT was sent in the same pipeline)."""
 
     CHUNK = 200
 
-    def __init__(self, table, columns, returning=None):
+    def __init__(self, table, columns, returning=None, found_by=None):
         self.table = table
         self.columns = list(columns)
+        self.found_by = dict(found_by or {})
         if returning is None:
             self._returned = ()
         elif isinstance(returning, tuple):
@@ -295,8 +344,8 @@ class FastInsert:
     def _statement(self, count):
         fast = self._by_count.get(count)
         if fast is None:
-            rows = [{c: sa.bindparam(f"r{i}_{c}", type_=self.table.c[c].type)
-                     for c in self.columns} for i in range(count)]
+            rows = [{c: self._value(c, f"r{i}_{c}") for c in self.columns}
+                    for i in range(count)]
             statement = self.table.insert().values(rows)
             if self._returned:
                 statement = statement.returning(*self._returned)
@@ -304,20 +353,39 @@ class FastInsert:
                 fast = self._by_count.setdefault(count, Fast(statement))
         return fast
 
-    def rows(self, txn, rows):
-        """Insert ``rows`` (dicts keyed by column); the returned column's
-        values (or rows of the returned columns), in no promised order."""
+    def _value(self, column, name):
+        if column not in self.found_by:
+            return sa.bindparam(name, type_=self.table.c[column].type)
+        key, by = self.found_by[column]
+        return (sa.select(key).where(by == sa.bindparam(name, type_=by.type))
+                .scalar_subquery())
+
+    def queue(self, txn, rows):
+        """Send the INSERT of ``rows`` (dicts keyed by column); a Pending
+        per statement (Fast.queue)."""
         rows = list(rows)
-        out = []
+        pending = []
         for start in range(0, len(rows), self.CHUNK):
             chunk = rows[start:start + self.CHUNK]
             params = {f"r{i}_{c}": row[c] for i, row in enumerate(chunk)
                       for c in self.columns}
-            statement = self._statement(len(chunk))
+            pending.append(self._statement(len(chunk)).queue(txn, params))
+        return pending
+
+    def returned(self, pending):
+        """What the statements ``pending`` (of queue()) returned: the
+        returned column's values, or rows of the returned columns."""
+        out = []
+        for sent in pending:
             if not self._returned:
-                statement.rowcount(txn, params)
+                sent.close()
             elif len(self._returned) == 1:
-                out.extend(r[0] for r in statement.rows(txn, params))
+                out.extend(r[0] for r in sent.rows())
             else:
-                out.extend(statement.rows(txn, params))
+                out.extend(sent.rows())
         return out
+
+    def rows(self, txn, rows):
+        """Insert ``rows`` (dicts keyed by column); the returned column's
+        values (or rows of the returned columns), in no promised order."""
+        return self.returned(self.queue(txn, rows))

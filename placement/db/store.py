@@ -33,6 +33,7 @@ from placement.db import (
     tables,
 )
 from placement.db import engine as engine_mod
+from placement.db import pipeline as pipeline_mod
 from placement.db import retry as retry_mod
 
 LOG = logging.getLogger(__name__)
@@ -111,12 +112,13 @@ class RetryTransaction(Exception):
 class Txn:
     """One database transaction of a store."""
 
-    def __init__(self, store, conn, write):
+    def __init__(self, store, conn, write, pipelined=False):
         self.store = store
         self.conn = conn
         self.write = write
         self.now = utcnow()
         self.changes = ChangeSet()
+        self.pipeline = pipeline_mod.for_transaction(self, pipelined)
 
     @property
     def catalog(self):
@@ -133,20 +135,32 @@ class Txn:
         return self.conn.execute(statement, params).scalar()
 
     def _record_changes(self):
+        """Write the change log rows, settle the pipeline (the rows go
+        with the writes queued before them), and keep the rows' numbers:
+        a write whose connection fails in COMMIT is told committed by
+        them."""
+        sent = []
         touched = self.changes.touched()
         if touched:
             whole = self.changes.providers | self.changes.deleted
-            self.changes.seqs = tuple(_INSERT_CHANGES.rows(
+            sent.append((None, _INSERT_CHANGES, _INSERT_CHANGES.queue(
                 self, [{"resource_provider_id": rp_id,
                         "changed_at": self.now,
                         "usage_only": rp_id not in whole}
-                       for rp_id in sorted(touched)]))
+                       for rp_id in sorted(touched)])))
         for name, entries in self.changes.logged.items():
             if entries:
-                self.changes.logged_seqs[name] = tuple(
-                    _CHANGE_LOGS[name].insert.rows(self, [
-                        {"kind": kind, "ref": ref, "changed_at": self.now}
-                        for kind, ref in sorted(entries)]))
+                insert = _CHANGE_LOGS[name].insert
+                sent.append((name, insert, insert.queue(self, [
+                    {"kind": kind, "ref": ref, "changed_at": self.now}
+                    for kind, ref in sorted(entries)])))
+        self.pipeline.settle()
+        for name, insert, pending in sent:
+            seqs = tuple(insert.returned(pending))
+            if name is None:
+                self.changes.seqs = seqs
+            else:
+                self.changes.logged_seqs[name] = seqs
 
 
 _INSERT_CHANGES = fastsql.FastInsert(
@@ -379,7 +393,8 @@ class Store:
             with conn.begin():
                 return fn(Txn(self, conn, write=False), *args, **kwargs)
 
-    def write(self, fn, *args, retry_conflicts=False, **kwargs):
+    def write(self, fn, *args, retry_conflicts=False, pipelined=False,
+              **kwargs):
         """Run ``fn(txn, ...)`` in a write transaction and commit.
 
         Deadlocks, lock timeouts and racing inserts are retried up to
@@ -390,7 +405,8 @@ class Store:
         max_retries says when the transaction is known not to have
         committed: it failed before COMMIT, or the change log rows it
         wrote are not there (see _commit_outcome). Every retry starts
-        from fresh reads.
+        from fresh reads. ``pipelined``: ``fn`` sends its statements
+        through ``txn.pipeline`` (placement.db.pipeline).
         """
         races_left = self.conflict_retries if retry_conflicts else 1
         db_left = self.db_retries
@@ -398,7 +414,8 @@ class Store:
         while True:
             attempt = _Attempt()
             try:
-                txn, result = self._write_once(fn, args, kwargs, attempt)
+                txn, result = self._write_once(fn, args, kwargs, attempt,
+                                               pipelined)
                 break
             except ProviderRace as race:
                 races_left -= 1
@@ -476,16 +493,21 @@ class Store:
                         from None
                 time.sleep(wait)
 
-    def _write_once(self, fn, args, kwargs, attempt):
+    def _write_once(self, fn, args, kwargs, attempt, pipelined):
         attempt.name = _name(fn)
         with self._connect() as conn:
             _mark_write(conn, True)
             with conn.begin():
                 if self.commit_listener is not None:
                     self.commit_listener.wrote_through(conn)
-                txn = attempt.txn = Txn(self, conn, write=True)
-                attempt.result = fn(txn, *args, **kwargs)
-                txn._record_changes()
+                txn = attempt.txn = Txn(self, conn, write=True,
+                                        pipelined=pipelined)
+                try:
+                    attempt.result = fn(txn, *args, **kwargs)
+                    txn._record_changes()
+                except BaseException:
+                    txn.pipeline.abandon()
+                    raise
                 # What fails from here on failed in COMMIT.
                 attempt.committing = True
         return txn, attempt.result
@@ -573,11 +595,14 @@ def prune_other_log(txn, log, retention=CHANGE_LOG_RETENTION):
     return _prune(txn, log.table, log.counter, retention)
 
 
-def writer(fn=None, *, retry_conflicts=False):
+def writer(fn=None, *, retry_conflicts=False, pipelined=False):
     """Make ``fn(txn, ...)`` callable as ``fn(db, ...)``: with a Store it
-    runs in a write transaction of its own; with a Txn it joins it."""
+    runs in a write transaction of its own; with a Txn it joins it.
+    ``pipelined``: in a transaction of its own, ``fn`` may send its
+    statements through ``txn.pipeline`` (placement.db.pipeline)."""
     if fn is None:
-        return functools.partial(writer, retry_conflicts=retry_conflicts)
+        return functools.partial(writer, retry_conflicts=retry_conflicts,
+                                 pipelined=pipelined)
 
     @functools.wraps(fn)
     def call(db, *args, **kwargs):
@@ -585,7 +610,8 @@ def writer(fn=None, *, retry_conflicts=False):
             if not db.write:
                 raise RuntimeError(f"{fn.__name__} needs a write transaction")
             return fn(db, *args, **kwargs)
-        return db.write(fn, *args, retry_conflicts=retry_conflicts, **kwargs)
+        return db.write(fn, *args, retry_conflicts=retry_conflicts,
+                        pipelined=pipelined, **kwargs)
     return call
 
 

@@ -72,11 +72,23 @@ _ALLOCATIONS_OF_CONSUMERS = fastsql.Fast(sa.select(
     _alloc.c.id, _alloc.c.consumer_id, _alloc.c.resource_provider_id,
     _alloc.c.resource_class_id, _alloc.c.used,
 ).where(_alloc.c.consumer_id.in_(_in("ids"))))
+# The same rows by the consumers' uuids: sent with the reads they would
+# otherwise wait for (a pipelined write).
+_ALLOCATIONS_OF_CONSUMER_UUIDS = fastsql.Fast(sa.select(
+    _alloc.c.id, _alloc.c.consumer_id, _alloc.c.resource_provider_id,
+    _alloc.c.resource_class_id, _alloc.c.used,
+).select_from(_alloc.join(_consumer, _consumer.c.id == _alloc.c.consumer_id))
+    .where(_consumer.c.uuid.in_(_in("uuids"))))
 _DELETE_ALLOCATIONS = fastsql.Fast(
     _alloc.delete().where(_alloc.c.id.in_(_in("ids"))))
-_INSERT_ALLOCATIONS = fastsql.FastInsert(_alloc, [
-    "resource_provider_id", "consumer_id", "resource_class_id", "used",
-    "created_at"])
+_ALLOCATION_COLUMNS = ["resource_provider_id", "consumer_id",
+                       "resource_class_id", "used", "created_at"]
+_INSERT_ALLOCATIONS = fastsql.FastInsert(_alloc, _ALLOCATION_COLUMNS)
+# consumer_id given as the consumer's uuid: for consumers whose INSERT
+# went in the same pipeline, whose ids are not back yet.
+_INSERT_ALLOCATIONS_BY_UUID = fastsql.FastInsert(
+    _alloc, _ALLOCATION_COLUMNS,
+    found_by={"consumer_id": (_consumer.c.id, _consumer.c.uuid)})
 _CONSUMER_COLUMNS = ["uuid", "project_id", "user_id", "consumer_type_id",
                      "generation", "created_at"]
 _INSERT_CONSUMER = fastsql.Fast(_consumer.insert(),
@@ -84,6 +96,7 @@ _INSERT_CONSUMER = fastsql.Fast(_consumer.insert(),
                                 returning=_consumer.c.id)
 _INSERT_CONSUMERS = fastsql.FastInsert(
     _consumer, _CONSUMER_COLUMNS, returning=(_consumer.c.uuid, _consumer.c.id))
+_SEND_CONSUMERS = fastsql.FastInsert(_consumer, _CONSUMER_COLUMNS)
 _consumer_guard = sa.and_(_consumer.c.id == sa.bindparam("c_id"),
                           _consumer.c.generation == sa.bindparam("c_gen"))
 _UPDATE_CONSUMER = fastsql.Fast(
@@ -157,7 +170,7 @@ def _check_consumer_generation(write, row):
             write.consumer_uuid, expected, given)
 
 
-@store.writer(retry_conflicts=True)
+@store.writer(retry_conflicts=True, pipelined=True)
 def replace(txn, writes):
     """Replace the allocations of every consumer in ``writes`` (a list of
     ConsumerAllocations) at once. Returns {consumer uuid: new consumer
@@ -166,7 +179,9 @@ def replace(txn, writes):
     Three steps, so that nothing is written before everything is known
     to fit: _plan reads (refusing unknown providers and stale consumer
     generations), _check_capacity refuses what does not fit, _apply
-    writes."""
+    writes. On PostgreSQL the reads travel in one round trip and the
+    writes, with the change log rows, in another (placement.db.pipeline).
+    """
     writes = _canonical(writes)
     _validate(writes)
     if not writes:
@@ -200,21 +215,41 @@ class _Plan:
 
 
 def _plan(txn, writes):
-    """Read what the writes depend on, in the order that decides which
-    error a bad write gets: the providers (AllocationProviderNotFound),
-    then each consumer in turn (ConsumerGenerationConflict, and its
-    project, user and type, created when new), then the consumers'
-    current allocations."""
+    """Read what the writes depend on, and check it in the order that
+    decides which error a bad write gets: the providers
+    (AllocationProviderNotFound), then each consumer in turn
+    (ConsumerGenerationConflict, and its project, user and type, created
+    when new). The reads go together: the providers' state, the
+    consumers, and in a pipeline the consumers' current allocations
+    too (elsewhere these are read after, and only for consumers that
+    exist)."""
     new_rows = _new_rows(txn, writes)
-    state = _read_providers(txn, writes, new_rows)
-    existing = {row.uuid: row for row in _CONSUMERS_BY_UUID.rows(
-        txn, {"uuids": [w.consumer_uuid for w in writes]})}
-    consumers = [_plan_consumer(txn, w, existing.get(w.consumer_uuid))
-                 for w in writes]
-    old_rows = []
-    if existing:
-        old_rows = _ALLOCATIONS_OF_CONSUMERS.rows(txn, {
-            "ids": sorted(row.id for row in existing.values())})
+    uuids = [w.consumer_uuid for w in writes]
+    together = txn.pipeline.sends_together
+    sent = []
+    try:
+        with txn.pipeline.reads():
+            providers = _send_provider_read(txn, writes, new_rows, sent)
+            consumer_rows = _CONSUMERS_BY_UUID.queue(txn, {"uuids": uuids})
+            sent.append(consumer_rows)
+            if together:
+                old = _ALLOCATIONS_OF_CONSUMER_UUIDS.queue(
+                    txn, {"uuids": uuids})
+                sent.append(old)
+        state = _provider_state(writes, providers)
+        existing = {row.uuid: row for row in consumer_rows.rows()}
+        consumers = [_plan_consumer(txn, w, existing.get(w.consumer_uuid))
+                     for w in writes]
+        if together:
+            old_rows = old.rows()
+        elif existing:
+            old_rows = _ALLOCATIONS_OF_CONSUMERS.rows(txn, {
+                "ids": sorted(row.id for row in existing.values())})
+        else:
+            old_rows = []
+    finally:
+        for pending in sent:
+            pending.close()
     return _Plan(new_rows, state, consumers, old_rows)
 
 
@@ -229,18 +264,30 @@ def _new_rows(txn, writes):
             for rc, amount in resources.items()]
 
 
-def _read_providers(txn, writes, new_rows):
-    """The providers' generations, inventory and usage in one snapshot
-    (every later compare-and-set guards what it read);
-    AllocationProviderNotFound names the first unknown provider."""
+def _send_provider_read(txn, writes, new_rows, sent):
+    """Send the read of the providers' generations, inventory and usage
+    in one snapshot (every later compare-and-set guards what it read);
+    its Pending (also added to ``sent``), or None when no provider is
+    named."""
     wanted = list(dict.fromkeys(rp for w in writes for rp in w.allocations))
     if not wanted:
+        return None
+    pending = _PROVIDER_STATE.queue(txn, {
+        "uuids": wanted, "rc_ids": sorted({r[2] for r in new_rows})})
+    sent.append(pending)
+    return pending
+
+
+def _provider_state(writes, pending):
+    """The _ProviderState read by ``pending``; AllocationProviderNotFound
+    names the first unknown provider."""
+    if pending is None:
         return _ProviderState(())
-    state = _ProviderState(_PROVIDER_STATE.rows(txn, {
-        "uuids": wanted, "rc_ids": sorted({r[2] for r in new_rows})}))
-    for rp_uuid in wanted:
-        if rp_uuid not in state.by_uuid:
-            raise errors.AllocationProviderNotFound(rp_uuid)
+    state = _ProviderState(pending.rows())
+    for write in writes:
+        for rp_uuid in write.allocations:
+            if rp_uuid not in state.by_uuid:
+                raise errors.AllocationProviderNotFound(rp_uuid)
     return state
 
 
@@ -248,24 +295,30 @@ def _apply(txn, plan):
     """Write a checked plan: the old rows go, the generations move
     (providers first, sorted: one lock order for every writer), the new
     rows go in; the index learns the usage change after the commit.
-    Returns {consumer uuid: new generation or None}."""
+    In a pipeline the writes are sent together and their guards checked
+    when the store settles it, before COMMIT. Returns {consumer uuid:
+    new generation or None}."""
+    to_bump = _providers_that_move(txn, plan)
+    txn.pipeline.send_writes()
     if plan.old_rows:
-        _DELETE_ALLOCATIONS.rowcount(
-            txn, {"ids": [r.id for r in plan.old_rows]})
-    _bump_providers(txn, plan)
+        _later(txn, _DELETE_ALLOCATIONS.queue(
+            txn, {"ids": [r.id for r in plan.old_rows]}))
+    for rp_id in sorted(to_bump):
+        rp = to_bump[rp_id]
+        providers_mod.bump_generation_later(txn, rp.id, rp.uuid,
+                                            rp.generation)
     consumer_ids = _write_consumers(txn, plan.consumers)
     _insert_rows(txn, plan, consumer_ids)
     return {p.write.consumer_uuid: p.new_generation for p in plan.consumers}
 
 
-def _bump_providers(txn, plan):
-    """Compare-and-set the generations of the providers that move, in id
-    order: one lock order for every writer."""
-    to_bump = _providers_that_move(txn, plan)
-    for rp_id in sorted(to_bump):
-        rp = to_bump[rp_id]
-        providers_mod.bump_generation(txn, rp.id, rp.uuid, rp.generation,
-                                      engine_read=True)
+def _later(txn, *pending):
+    """Close the statements ``pending`` once their results are in: a
+    write whose failure, if any, the pipeline's sync raises."""
+    def close():
+        for sent in pending:
+            sent.close()
+    txn.pipeline.check_later(close)
 
 
 def _providers_that_move(txn, plan):
@@ -286,15 +339,21 @@ def _providers_that_move(txn, plan):
 
 def _insert_rows(txn, plan, consumer_ids):
     """Insert the new allocation rows (one statement) and record the
-    usage change of the old and new rows for the index."""
+    usage change of the old and new rows for the index. A consumer whose
+    id is not known yet (None: its INSERT is in the same pipeline) is
+    named by uuid, and the statement looks its id up."""
     by_uuid = plan.state.by_uuid
     if plan.new_rows:
-        _INSERT_ALLOCATIONS.rows(txn, [
+        by_id = all(consumer_ids[w.consumer_uuid] is not None
+                    for w, _rp, _i, _rc, _a in plan.new_rows)
+        insert = _INSERT_ALLOCATIONS if by_id else _INSERT_ALLOCATIONS_BY_UUID
+        _later(txn, *insert.queue(txn, [
             {"resource_provider_id": by_uuid[rp_uuid].id,
-             "consumer_id": consumer_ids[write.consumer_uuid],
+             "consumer_id": (consumer_ids[write.consumer_uuid] if by_id
+                             else write.consumer_uuid),
              "resource_class_id": rc_id, "used": amount,
              "created_at": txn.now}
-            for write, rp_uuid, rc_id, _rc, amount in plan.new_rows])
+            for write, rp_uuid, rc_id, _rc, amount in plan.new_rows]))
     for r in plan.old_rows:
         txn.changes.add_usage(r.resource_provider_id, r.resource_class_id,
                               -r.used)
@@ -350,12 +409,20 @@ def _plan_consumer(txn, write, row):
 
 def _write_consumers(txn, plans):
     """Write the consumer rows in uuid order (one lock order for every
-    writer); {uuid: internal id}. Several consumers that are all new (a
-    group of scheduler claims) go in one multi-row INSERT, in that
+    writer); {uuid: internal id, None for a new consumer whose INSERT
+    is in the pipeline, not back yet}. Several consumers that are all new
+    (a group of scheduler claims) go in one multi-row INSERT, in that
     order."""
     ordered = sorted(plans, key=lambda p: p.write.consumer_uuid)
-    if len(ordered) > 1 and all(p.row is None and p.write.allocations
-                                for p in ordered):
+    new = [p for p in ordered if p.row is None and p.write.allocations]
+    if txn.pipeline.sends_together and new:
+        _later(txn, *_SEND_CONSUMERS.queue(
+            txn, [_new_consumer(txn, p) for p in new]))
+        ids = dict.fromkeys(p.write.consumer_uuid for p in new)
+        ids.update((p.write.consumer_uuid, _write_consumer(txn, p))
+                   for p in ordered if p.write.consumer_uuid not in ids)
+        return ids
+    if len(ordered) > 1 and len(new) == len(ordered):
         rows = _INSERT_CONSUMERS.rows(
             txn, [_new_consumer(txn, p) for p in ordered])
         return {row.uuid: row.id for row in rows}
@@ -377,14 +444,19 @@ def _write_consumer(txn, plan):
         return _INSERT_CONSUMER.insert(txn, _new_consumer(txn, plan))
     guard = {"c_id": row.id, "c_gen": row.generation}
     if not write.allocations:
-        done = _DELETE_CONSUMER.rowcount(txn, guard)
+        sent = _DELETE_CONSUMER.queue(txn, guard)
     else:
-        done = _UPDATE_CONSUMER.rowcount(txn, {
+        sent = _UPDATE_CONSUMER.queue(txn, {
             **guard, "new_gen": row.generation + 1, "p_id": plan.project_pk,
             "u_id": plan.user_pk, "t_id": plan.type_pk, "now": txn.now})
-    if done != 1:
-        raise errors.ConsumerGenerationConflict(write.consumer_uuid,
-                                                raced=True)
+
+    def check():
+        done = sent.rowcount
+        sent.close()
+        if done != 1:
+            raise errors.ConsumerGenerationConflict(write.consumer_uuid,
+                                                    raced=True)
+    txn.pipeline.check_later(check)
     return row.id
 
 

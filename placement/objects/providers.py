@@ -368,3 +368,19 @@ def bump_generation(txn, provider_id, uuid, seen, engine_read=False):
             raise store.ProviderRace(uuid)
         raise errors.ResourceProviderGenerationConflict(uuid)
     return seen + 1
+
+
+def bump_generation_later(txn, provider_id, uuid, seen):
+    """bump_generation of a generation the engine read itself, sent
+    through ``txn.pipeline``: the compare-and-set is checked when the
+    pipeline settles, and a missed row is a ProviderRace."""
+    sent = _BUMP_GENERATION.queue(txn, {
+        "rp_id": provider_id, "seen": seen, "new": seen + 1,
+        "now": txn.now})
+
+    def check():
+        moved = sent.rowcount
+        sent.close()
+        if moved != 1:
+            raise store.ProviderRace(uuid)
+    txn.pipeline.check_later(check)

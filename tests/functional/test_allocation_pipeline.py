@@ -1,0 +1,155 @@
+"""Allocation writes whose statements travel together (PostgreSQL's
+pipeline mode, placement.db.pipeline): the round trips a claim costs,
+and the guards checked after the writes were sent: another connection
+commits between a write's reads and its writes, on the server engines
+(SQLite has one writer at a time, so nothing can come in between)."""
+
+import collections
+import tempfile
+
+import pytest
+import sqlalchemy as sa
+
+from placement import errors
+from placement.objects import allocations, consumers
+from tests.functional import alloc_helpers as h
+
+Write = allocations.ConsumerAllocations
+SERVERS = pytest.mark.parametrize("engine_name", ["postgresql", "mysql"])
+CLAIM = {"VCPU": 1, "MEMORY_MB": 256}
+
+
+@pytest.fixture
+def rp(store):
+    return h.provider(store, "cn1", VCPU=8, MEMORY_MB=4096)
+
+
+def _round_trips(store, write):
+    """Round trips (the server's ReadyForQuery messages, from libpq's
+    trace) of ``write()`` on the store's pinned connection."""
+    conn = store.engine.connect()
+    try:
+        with store.pinned(conn), tempfile.TemporaryFile("w+") as trace:
+            pgconn = conn.connection.driver_connection.pgconn
+            pgconn.trace(trace.fileno())
+            try:
+                write()
+            finally:
+                pgconn.untrace()
+            trace.seek(0)
+            kinds = collections.Counter(
+                line.split("\t")[3].split(" ")[0]
+                for line in trace.read().splitlines()
+                if line.split("\t")[1:2] == ["B"])
+    finally:
+        conn.close()
+    return kinds["ReadyForQuery"]
+
+
+@pytest.mark.parametrize("engine_name", ["postgresql"])
+def test_a_claim_costs_four_round_trips(store, rp):
+    """BEGIN, the reads, the writes with the change log rows, COMMIT:
+    for a new consumer, and for rewriting one that has allocations (its
+    old rows are read with the rest)."""
+    consumer = h.new_uuid()
+    # The project's and user's ids are cached once read (the first write
+    # creates them).
+    for _ in range(2):
+        h.write(store, h.new_uuid(), {rp: CLAIM})
+
+    def claim(generation):
+        return lambda: allocations.replace(store, [Write(
+            consumer, {rp: CLAIM}, h.PROJECT, h.USER, generation)])
+    assert _round_trips(store, claim(None)) == 4
+    assert _round_trips(store, claim(1)) == 4
+    assert h.gen(store, rp) == 5
+    assert consumers.get(store, consumer).generation == 2
+
+
+class _Between:
+    """Run ``act()`` once, after the first write's reads and capacity
+    check and before its writes are sent; count the tries (reads)."""
+
+    def __init__(self, monkeypatch, act):
+        self.calls = self.tries = 0
+        check_capacity, plan = allocations._check_capacity, allocations._plan
+
+        def check(*args):
+            check_capacity(*args)
+            self.calls += 1
+            if self.calls == 1:
+                act()
+
+        def count_tries(*args):
+            self.tries += 1
+            return plan(*args)
+        monkeypatch.setattr(allocations, "_check_capacity", check)
+        monkeypatch.setattr(allocations, "_plan", count_tries)
+
+
+def _commit(store, sql, **params):
+    """Commit ``sql`` on a connection of its own."""
+    with store.engine.begin() as conn:
+        conn.execute(sa.text(sql), params)
+
+
+@SERVERS
+def test_provider_changed_after_the_read_is_retried(store, rp, monkeypatch):
+    """The generation compare-and-set, checked after the pipeline's sync,
+    misses its row: the whole write runs again on fresh state."""
+    before = h.gen(store, rp)
+    between = _Between(monkeypatch, lambda: _commit(
+        store, "UPDATE resource_providers SET generation = generation + 1"
+               " WHERE uuid = :u", u=rp))
+    consumer = h.new_uuid()
+    h.write(store, consumer, {rp: CLAIM}, generation=None)
+    assert (between.tries, between.calls) == (2, 2)
+    assert h.gen(store, rp) == before + 2
+    assert allocations.for_consumer(store, consumer).allocations[rp] \
+        .resources == CLAIM
+
+
+@SERVERS
+def test_consumer_rewritten_after_the_read_is_a_conflict(store, rp,
+                                                         monkeypatch):
+    """The consumer's guarded update misses its row: the caller's
+    conflict, and nothing of the write is stored."""
+    consumer = h.new_uuid()
+    h.write(store, consumer, {rp: CLAIM}, generation=None)
+    before = h.gen(store, rp)
+    between = _Between(monkeypatch, lambda: _commit(
+        store, "UPDATE consumers SET generation = generation + 1"
+               " WHERE uuid = :u", u=consumer))
+    with pytest.raises(errors.ConsumerGenerationConflict):
+        h.write(store, consumer, {rp: {"VCPU": 2, "MEMORY_MB": 512}},
+                generation=allocations.UNCHECKED)
+    assert between.tries == 1
+    assert h.gen(store, rp) == before
+    assert consumers.get(store, consumer).generation == 2
+    assert allocations.for_consumer(store, consumer).allocations[rp] \
+        .resources == CLAIM
+
+
+@SERVERS
+def test_consumer_created_after_the_read_is_a_conflict(store, rp,
+                                                       monkeypatch):
+    """Another connection creates the same new consumer: the INSERT sent
+    in the pipeline fails its unique key when the pipeline settles, the
+    write runs again, and its reads find a consumer that must not
+    exist (generation 7)."""
+    consumer = h.new_uuid()
+    h.write(store, h.new_uuid(), {rp: CLAIM}, generation=None)
+    with store.engine.connect() as conn:
+        project_pk, user_pk = conn.execute(sa.text(
+            "SELECT project_id, user_id FROM consumers")).first()
+    before = h.gen(store, rp)
+    between = _Between(monkeypatch, lambda: _commit(
+        store, "INSERT INTO consumers (uuid, project_id, user_id,"
+               " generation, created_at) VALUES (:u, :p, :s, 7,"
+               " CURRENT_TIMESTAMP)", u=consumer, p=project_pk, s=user_pk))
+    with pytest.raises(errors.ConsumerGenerationConflict, match="7"):
+        h.write(store, consumer, {rp: CLAIM}, generation=None)
+    assert (between.tries, between.calls) == (2, 1)
+    assert h.gen(store, rp) == before
+    assert consumers.get(store, consumer).generation == 7
+    assert allocations.for_consumer(store, consumer).allocations == {}
