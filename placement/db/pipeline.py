@@ -123,8 +123,10 @@ class Unpipelined(Pipeline):
 
 
 def for_transaction(txn, wanted):
-    """The Pipeline of ``txn``: a real one when ``wanted`` and its
-    driver is psycopg, else one that runs everything at once."""
-    if wanted and txn.conn.dialect.driver == "psycopg":
+    """The Pipeline of ``txn``: a real one when ``wanted``, its driver
+    is psycopg and [placement_database] postgresql_pipeline is on; else
+    one that runs everything at once."""
+    if (wanted and txn.conn.dialect.driver == "psycopg"
+            and txn.store.conf.placement_database.postgresql_pipeline):
         return Pipeline(txn)
     return Unpipelined(txn)

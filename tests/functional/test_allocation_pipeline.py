@@ -11,7 +11,9 @@ import pytest
 import sqlalchemy as sa
 
 from placement import errors
+from placement.db import store as store_mod
 from placement.objects import allocations, consumers
+from tests import databases
 from tests.functional import alloc_helpers as h
 
 Write = allocations.ConsumerAllocations
@@ -64,6 +66,22 @@ def test_a_claim_costs_four_round_trips(store, rp):
     assert _round_trips(store, claim(1)) == 4
     assert h.gen(store, rp) == 5
     assert consumers.get(store, consumer).generation == 2
+
+
+@pytest.mark.parametrize("engine_name", ["postgresql"])
+def test_the_pipeline_can_be_turned_off(store, db_url, rp):
+    """[placement_database] postgresql_pipeline = false: one statement
+    at a time, eight round trips."""
+    quiet = store_mod.Store.open(databases.make_conf(db_url, {
+        ("placement_database", "sync_on_startup"): False,
+        ("placement_database", "postgresql_pipeline"): False}))
+    try:
+        for _ in range(2):
+            h.write(quiet, h.new_uuid(), {rp: CLAIM})
+        assert _round_trips(quiet, lambda: h.write(
+            quiet, h.new_uuid(), {rp: CLAIM}, generation=None)) == 8
+    finally:
+        quiet.dispose()
 
 
 class _Between:
