@@ -1,11 +1,13 @@
 """A write transaction's statements sent together: psycopg's pipeline mode.
 
 Outside pipeline mode psycopg sends a statement and waits for its
-result, so a claim on PostgreSQL pays a round trip per statement: nine
+result, so a claim on PostgreSQL pays a round trip per statement: eight
 with BEGIN and COMMIT. On a machine whose cores the database shares with
 its clients each round trip also costs two wake-ups. In pipeline mode
-psycopg sends statements without waiting, and a sync brings back every
-result at once.
+psycopg sends statements without waiting for their results, and a sync
+brings every result back at once; it still writes each statement to the
+socket as it is executed, which on saturated cores costs wake-ups of its
+own ([placement_database] postgresql_pipeline turns the mode off).
 
 A writer that opts in (``store.writer(pipelined=True)``) gets a
 :class:`Pipeline` as ``txn.pipeline`` and uses it in two phases:
