@@ -360,13 +360,7 @@ def bump_generation(txn, provider_id, uuid, seen, engine_read=False):
     do) the store may retry the whole transaction; otherwise the caller's
     generation is stale and the conflict is reported.
     """
-    moved = _BUMP_GENERATION.rowcount(txn, {
-        "rp_id": provider_id, "seen": seen, "new": seen + 1,
-        "now": txn.now})
-    if moved != 1:
-        if engine_read:
-            raise store.ProviderRace(uuid)
-        raise errors.ResourceProviderGenerationConflict(uuid)
+    _check_bump(_send_bump(txn, provider_id, seen), uuid, engine_read)
     return seen + 1
 
 
@@ -374,13 +368,20 @@ def bump_generation_later(txn, provider_id, uuid, seen):
     """bump_generation of a generation the engine read itself, sent
     through ``txn.pipeline``: the compare-and-set is checked when the
     pipeline settles, and a missed row is a ProviderRace."""
-    sent = _BUMP_GENERATION.queue(txn, {
+    sent = _send_bump(txn, provider_id, seen)
+    txn.pipeline.check_later(lambda: _check_bump(sent, uuid, True))
+
+
+def _send_bump(txn, provider_id, seen):
+    return _BUMP_GENERATION.queue(txn, {
         "rp_id": provider_id, "seen": seen, "new": seen + 1,
         "now": txn.now})
 
-    def check():
-        moved = sent.rowcount
-        sent.close()
-        if moved != 1:
+
+def _check_bump(sent, uuid, engine_read):
+    moved = sent.rowcount
+    sent.close()
+    if moved != 1:
+        if engine_read:
             raise store.ProviderRace(uuid)
-    txn.pipeline.check_later(check)
+        raise errors.ResourceProviderGenerationConflict(uuid)
