@@ -23,7 +23,9 @@ def test_a_frozen_object_is_out_of_the_collectors_walks(thawed):
     loaded = [["host state"]]
     assert _walked(loaded)
     frozen = heap.freeze()
-    assert frozen == gc.get_freeze_count() > 0
+    # Other threads of the test process may free frozen objects meanwhile
+    # (reference counts still apply): the count can only fall.
+    assert 0 < gc.get_freeze_count() <= frozen
     assert not _walked(loaded)
     # Allocated later: walked as usual.
     later = [["a call's garbage"]]
