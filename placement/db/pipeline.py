@@ -9,6 +9,13 @@ brings every result back at once; it still writes each statement to the
 socket as it is executed, which on saturated cores costs wake-ups of its
 own ([placement_database] postgresql_pipeline turns the mode off).
 
+psycopg syncs after the BEGIN it sends itself, a round trip of its own.
+When the transaction has sent nothing before its first phase, the
+pipeline sends BEGIN with that phase instead: the connection is put in
+autocommit mode for the transaction (psycopg then leaves BEGIN to the
+caller and still sends COMMIT or ROLLBACK when asked), and the store
+gives it back as it came (:meth:`Pipeline.release`).
+
 A writer that opts in (``store.writer(pipelined=True)``) gets a
 :class:`Pipeline` as ``txn.pipeline`` and uses it in two phases:
 
@@ -45,6 +52,7 @@ class Pipeline:
         self._txn = txn
         self._open = None  # psycopg's Pipeline while a phase runs
         self._checks = []
+        self._began = False  # BEGIN went with the first phase
 
     @contextlib.contextmanager
     def reads(self):
@@ -86,10 +94,34 @@ class Pipeline:
         if self._open is not None:
             self._abandon()
 
+    def release(self):
+        """Once the transaction is over: the connection begins its
+        transactions itself again; one that cannot (it broke) is never
+        used again."""
+        if not self._began:
+            return
+        self._began = False
+        conn = self._txn.conn
+        try:
+            conn.connection.driver_connection.autocommit = False
+        except conn.dialect.loaded_dbapi.Error:
+            conn.invalidate()
+
     def _enter(self):
+        from psycopg import pq  # an optional dependency (gantt[postgres])
+
         driver = self._txn.conn.connection.driver_connection
+        begin = None
+        if (not self._began and not driver.autocommit
+                and driver.pgconn.transaction_status
+                == pq.TransactionStatus.IDLE):
+            driver.autocommit = True
+            self._began = True
+            begin = _begin_command(driver)
         self._open = driver.pipeline()
         self._open.__enter__()
+        if begin is not None:
+            driver.execute(begin, prepare=False)
 
     def _close(self):
         opened, self._open = self._open, None
@@ -122,6 +154,23 @@ class Unpipelined(Pipeline):
 
     def abandon(self):
         pass
+
+    def release(self):
+        pass
+
+
+def _begin_command(driver):
+    """The BEGIN psycopg would send for ``driver``'s settings."""
+    words = ["BEGIN"]
+    if driver.isolation_level is not None:
+        words.append("ISOLATION LEVEL "
+                     + driver.isolation_level.name.replace("_", " "))
+    if driver.read_only is not None:
+        words.append("READ ONLY" if driver.read_only else "READ WRITE")
+    if driver.deferrable is not None:
+        words.append("DEFERRABLE" if driver.deferrable
+                     else "NOT DEFERRABLE")
+    return " ".join(words)
 
 
 def for_transaction(txn, wanted):

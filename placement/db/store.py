@@ -497,19 +497,24 @@ class Store:
         attempt.name = _name(fn)
         with self._connect() as conn:
             _mark_write(conn, True)
-            with conn.begin():
-                if self.commit_listener is not None:
-                    self.commit_listener.wrote_through(conn)
-                txn = attempt.txn = Txn(self, conn, write=True,
-                                        pipelined=pipelined)
-                try:
-                    attempt.result = fn(txn, *args, **kwargs)
-                    txn._record_changes()
-                except BaseException:
-                    txn.pipeline.abandon()
-                    raise
-                # What fails from here on failed in COMMIT.
-                attempt.committing = True
+            txn = None
+            try:
+                with conn.begin():
+                    if self.commit_listener is not None:
+                        self.commit_listener.wrote_through(conn)
+                    txn = attempt.txn = Txn(self, conn, write=True,
+                                            pipelined=pipelined)
+                    try:
+                        attempt.result = fn(txn, *args, **kwargs)
+                        txn._record_changes()
+                    except BaseException:
+                        txn.pipeline.abandon()
+                        raise
+                    # What fails from here on failed in COMMIT.
+                    attempt.committing = True
+            finally:
+                if txn is not None:
+                    txn.pipeline.release()
         return txn, attempt.result
 
     def _after_commit(self, changes):

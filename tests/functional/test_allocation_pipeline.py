@@ -49,8 +49,8 @@ def _round_trips(store, write):
 
 
 @pytest.mark.parametrize("engine_name", ["postgresql"])
-def test_a_claim_costs_four_round_trips(store, rp):
-    """BEGIN, the reads, the writes with the change log rows, COMMIT:
+def test_a_claim_costs_three_round_trips(store, rp):
+    """BEGIN with the reads, the writes with the change log rows, COMMIT:
     for a new consumer, and for rewriting one that has allocations (its
     old rows are read with the rest)."""
     consumer = h.new_uuid()
@@ -62,8 +62,8 @@ def test_a_claim_costs_four_round_trips(store, rp):
     def claim(generation):
         return lambda: allocations.replace(store, [Write(
             consumer, {rp: CLAIM}, h.PROJECT, h.USER, generation)])
-    assert _round_trips(store, claim(None)) == 4
-    assert _round_trips(store, claim(1)) == 4
+    assert _round_trips(store, claim(None)) == 3
+    assert _round_trips(store, claim(1)) == 3
     assert h.gen(store, rp) == 5
     assert consumers.get(store, consumer).generation == 2
 
@@ -171,3 +171,71 @@ def test_consumer_created_after_the_read_is_a_conflict(store, rp,
     assert h.gen(store, rp) == before
     assert consumers.get(store, consumer).generation == 7
     assert allocations.for_consumer(store, consumer).allocations == {}
+
+
+@pytest.mark.parametrize("engine_name", ["postgresql"])
+def test_the_connection_begins_its_own_transactions_again(store, rp):
+    """BEGIN went with the first reads (the connection in autocommit mode
+    meanwhile); after the write, committed or refused, the connection
+    sends its own BEGIN again, so another statement on it is in a
+    transaction that rolls back."""
+    conn = store.engine.connect()
+    try:
+        with store.pinned(conn):
+            driver = conn.connection.driver_connection
+            h.write(store, h.new_uuid(), {rp: CLAIM}, generation=None)
+            assert driver.autocommit is False
+            with pytest.raises(errors.ConsumerGenerationConflict):
+                h.write(store, h.new_uuid(), {rp: CLAIM}, generation=3)
+            assert driver.autocommit is False
+        with conn.begin() as outer:
+            conn.execute(sa.text(
+                "UPDATE resource_providers SET generation = 99"
+                " WHERE uuid = :u"), {"u": rp})
+            outer.rollback()
+    finally:
+        conn.close()
+    assert h.gen(store, rp) == 2
+
+
+@pytest.mark.parametrize("engine_name", ["postgresql"])
+def test_a_connection_lost_after_the_reads_is_not_used_again(store, rp,
+                                                             monkeypatch):
+    """The server drops the write's connection after its reads (BEGIN was
+    among them): the write runs again on a new connection, and the
+    broken one, still in autocommit mode, leaves the pool."""
+    h.write(store, h.new_uuid(), {rp: CLAIM}, generation=None)
+    between = _Between(monkeypatch, lambda: _commit(
+        store, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+               " WHERE datname = current_database()"
+               " AND state LIKE 'idle in transaction%'"))
+    invalidated = []
+    sa.event.listen(store.engine, "invalidate",
+                    lambda dbapi_conn, record, exc: invalidated.append(
+                        dbapi_conn))
+    consumer = h.new_uuid()
+    h.write(store, consumer, {rp: CLAIM}, generation=None)
+    assert (between.tries, between.calls) == (2, 2)
+    assert len(invalidated) == 1
+    assert allocations.for_consumer(store, consumer).allocations[rp] \
+        .resources == CLAIM
+    assert h.gen(store, rp) == 3
+
+
+@pytest.mark.parametrize("engine_name", ["postgresql"])
+def test_a_connection_still_in_its_transaction_is_not_given_back(store):
+    """Should the transaction that began with the first phase still be
+    open when the pipeline is released, the connection cannot leave
+    autocommit mode: it is invalidated, never pooled in that mode."""
+    conn = store.engine.connect()
+    try:
+        txn = store_mod.Txn(store, conn, write=True, pipelined=True)
+        driver = conn.connection.driver_connection
+        with txn.pipeline.reads():
+            driver.execute("SELECT 1")
+        assert driver.autocommit is True
+        assert driver.info.transaction_status.name == "INTRANS"
+        txn.pipeline.release()
+        assert conn.invalidated
+    finally:
+        conn.close()
