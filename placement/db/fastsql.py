@@ -243,7 +243,7 @@ class Fast:
                     key, _Form(statement, dialect, self.columns))
         return form
 
-    def _run(self, txn, params):
+    def _run(self, txn, params, later=False):
         conn = txn.conn
         dialect = conn.dialect
         form = (self._forms.get((dialect.name, dialect.driver))
@@ -257,6 +257,12 @@ class Fast:
         else:
             cursor = dbapi_conn.cursor()
             run = sql, args
+        pipeline = getattr(txn, "pipeline", None)
+        if pipeline is not None and pipeline.holding:
+            if later:
+                pipeline.hold(cursor, run)
+                return form, cursor
+            pipeline.flush()
         try:
             cursor.execute(*run)
         except dialect.loaded_dbapi.Error as exc:
@@ -266,9 +272,9 @@ class Fast:
 
     def queue(self, txn, params):
         """Send the statement; a Pending for its result. Inside a
-        pipeline (Txn.pipelined) the result comes back with the
-        pipeline's sync; elsewhere it is there at once."""
-        form, cursor = self._run(txn, params)
+        pipeline's phase (placement.db.pipeline) it is sent and its
+        result comes back when the phase ends; elsewhere at once."""
+        form, cursor = self._run(txn, params, later=True)
         return Pending(txn, form, cursor)
 
     def rows(self, txn, params):

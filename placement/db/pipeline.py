@@ -5,12 +5,16 @@ result, so a claim on PostgreSQL pays a round trip per statement: eight
 with BEGIN and COMMIT. On a machine whose cores the database shares with
 its clients each round trip also costs two wake-ups. In pipeline mode
 psycopg sends statements without waiting for their results, and a sync
-brings every result back at once; it still writes each statement to the
-socket as it is executed, which on saturated cores costs wake-ups of its
-own ([placement_database] postgresql_pipeline turns the mode off).
+brings every result back at once ([placement_database]
+postgresql_pipeline turns the mode off).
 
-psycopg syncs after the BEGIN it sends itself, a round trip of its own.
-When the transaction has sent nothing before its first phase, the
+The statements of a phase are held until the phase ends, then sent back
+to back and synced: psycopg writes each statement to the socket as it
+is executed, so sending them as the caller builds them would wake the
+database's backend once per statement.
+
+psycopg also syncs after the BEGIN it sends itself, a round trip of its
+own. When the transaction has sent nothing before its first phase, the
 pipeline sends BEGIN with that phase instead: the connection is put in
 autocommit mode for the transaction (psycopg then leaves BEGIN to the
 caller and still sends COMMIT or ROLLBACK when asked), and the store
@@ -27,15 +31,15 @@ A writer that opts in (``store.writer(pipelined=True)``) gets a
   rows are sent: one round trip for all of it, then the checks, then
   COMMIT.
 
-Only statements run through ``fastsql`` may be sent inside a phase:
-SQLAlchemy reads a result as soon as it executes, before pipeline mode
-has it. Elsewhere (SQLite, MySQL, or a writer that did not opt in) the
-same calls run each statement at once and each check right away, so one
-code path serves every engine.
+Only statements run through ``fastsql`` may be held: SQLAlchemy runs a
+statement at once. A fastsql statement run at once while statements are
+held sends them first, so the order of statements is kept. Elsewhere
+(SQLite, MySQL, or a writer that did not opt in) the same calls run each
+statement at once and each check right away, so one code path serves
+every engine.
 """
 
 import contextlib
-import sys
 
 from placement.db import fastsql
 
@@ -50,7 +54,9 @@ class Pipeline:
 
     def __init__(self, txn):
         self._txn = txn
-        self._open = None  # psycopg's Pipeline while a phase runs
+        # While a phase runs: the statements held, (cursor, (sql, args)).
+        self.holding = False
+        self._held = []
         self._checks = []
         self._began = False  # BEGIN went with the first phase
 
@@ -58,41 +64,51 @@ class Pipeline:
     def reads(self):
         """Send the block's statements together; their results are in
         when the block ends."""
-        self._enter()
+        self._hold()
         try:
             yield
         except BaseException:
-            self._abandon()
+            self._drop()
             raise
-        self._close()
+        self._send()
 
     def send_writes(self):
         """Send the statements from here to settle() together."""
-        if self._open is None:
-            self._enter()
+        if not self.holding:
+            self._hold()
+
+    def hold(self, cursor, run):
+        """Keep ``cursor.execute(*run)`` for the phase's end."""
+        self._held.append((cursor, run))
+
+    def flush(self):
+        """Send what is held now (a statement must run at once), and
+        hold what follows."""
+        self._send()
+        self._hold()
 
     def check_later(self, check):
         """Run ``check()`` once the results of the statements sent so
         far are in (it raises when a guarded write missed its row)."""
-        if self._open is None:
+        if not self.holding:
             check()
         else:
             self._checks.append(check)
 
     def settle(self):
         """Bring back every result, then run the checks, in order."""
-        if self._open is not None:
-            self._close()
+        if self.holding:
+            self._send()
         checks, self._checks = self._checks, []
         for check in checks:
             check()
 
     def abandon(self):
-        """Leave pipeline mode after a failure; the transaction rolls
-        back."""
+        """Forget what is held and the checks after a failure; the
+        transaction rolls back."""
         self._checks = []
-        if self._open is not None:
-            self._abandon()
+        if self.holding:
+            self._drop()
 
     def release(self):
         """Once the transaction is over: the connection begins its
@@ -107,9 +123,23 @@ class Pipeline:
         except conn.dialect.loaded_dbapi.Error:
             conn.invalidate()
 
-    def _enter(self):
+    def _hold(self):
+        self.holding = True
+        self._held = []
+
+    def _drop(self):
+        held, self._held = self._held, []
+        self.holding = False
+        for cursor, _run in held:
+            cursor.close()
+
+    def _send(self):
+        """Send BEGIN if due and the statements held, in one pipeline,
+        and sync."""
         from psycopg import pq  # an optional dependency (gantt[postgres])
 
+        held, self._held = self._held, []
+        self.holding = False
         driver = self._txn.conn.connection.driver_connection
         begin = None
         if (not self._began and not driver.autocommit
@@ -118,23 +148,15 @@ class Pipeline:
             driver.autocommit = True
             self._began = True
             begin = _begin_command(driver)
-        self._open = driver.pipeline()
-        self._open.__enter__()
-        if begin is not None:
-            driver.execute(begin, prepare=False)
-
-    def _close(self):
-        opened, self._open = self._open, None
         try:
-            opened.__exit__(None, None, None)
+            with driver.pipeline():
+                if begin is not None:
+                    driver.execute(begin, prepare=False)
+                for cursor, run in held:
+                    cursor.execute(*run)
         except self._txn.conn.dialect.loaded_dbapi.Error as exc:
             raise fastsql.driver_error(self._txn, exc, "(pipeline sync)",
                                        None) from exc
-
-    def _abandon(self):
-        opened, self._open = self._open, None
-        # psycopg logs, rather than raises, what the sync finds now.
-        opened.__exit__(*sys.exc_info())
 
 
 class Unpipelined(Pipeline):

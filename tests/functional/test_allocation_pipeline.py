@@ -11,6 +11,7 @@ import pytest
 import sqlalchemy as sa
 
 from placement import errors
+from placement.db import fastsql
 from placement.db import store as store_mod
 from placement.objects import allocations, consumers
 from tests import databases
@@ -232,10 +233,44 @@ def test_a_connection_still_in_its_transaction_is_not_given_back(store):
         txn = store_mod.Txn(store, conn, write=True, pipelined=True)
         driver = conn.connection.driver_connection
         with txn.pipeline.reads():
-            driver.execute("SELECT 1")
+            one = fastsql.Fast(sa.select(sa.literal(1))).queue(txn, {})
+        assert one.rows() == [(1,)]
         assert driver.autocommit is True
         assert driver.info.transaction_status.name == "INTRANS"
         txn.pipeline.release()
         assert conn.invalidated
     finally:
         conn.close()
+
+
+@pytest.mark.parametrize("engine_name", ["postgresql"])
+def test_a_statement_run_at_once_follows_the_held_ones(store, rp):
+    """Statements queued in a phase are held until it ends; one run at
+    once meanwhile sends them first, so it sees what they did, and the
+    phase goes on holding what follows."""
+    from placement.db import tables
+    rps = tables.resource_providers
+    by_uuid = rps.c.uuid == sa.bindparam("u")
+    bump = fastsql.Fast(sa.update(rps).where(by_uuid).values(
+        generation=sa.bindparam("g")))
+    read = fastsql.Fast(sa.select(rps.c.generation).where(by_uuid))
+    conn = store.engine.connect()
+    try:
+        txn = store_mod.Txn(store, conn, write=True, pipelined=True)
+        conn.begin()
+        with txn.pipeline.reads():
+            first = bump.queue(txn, {"u": rp, "g": 41})
+            assert txn.pipeline.holding
+            assert read.rows(txn, {"u": rp}) == [(41,)]
+            assert txn.pipeline.holding
+            second = bump.queue(txn, {"u": rp, "g": 42})
+            later = read.queue(txn, {"u": rp})
+        assert (first.rowcount, second.rowcount) == (1, 1)
+        assert later.rows() == [(42,)]
+        first.close()
+        second.close()
+        conn.rollback()
+        txn.pipeline.release()
+    finally:
+        conn.close()
+    assert h.gen(store, rp) == 1
