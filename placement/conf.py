@@ -155,12 +155,12 @@ DATABASE_OPTS = [
         default=True,
         help="On PostgreSQL (psycopg driver): an allocation write (a "
              "claim) sends its reads together and its writes together "
-             "(psycopg's pipeline mode), BEGIN with the reads: three "
-             "round trips instead of eight. It pays where round trips "
-             "cost (a database across a network, or one writer at a "
-             "time); where many writers and the database share a few "
-             "saturated cores, it costs the writers some CPU. Off: one "
-             "statement at a time."),
+             "(psycopg's pipeline mode), BEGIN with the reads and COMMIT "
+             "with the writes: two round trips instead of eight. It pays "
+             "where round trips cost (a database across a network, or "
+             "one writer at a time); where many writers and the database "
+             "share a few saturated cores, it costs the writers some CPU. "
+             "Off: one statement at a time."),
 ]
 
 PLACEMENT_OPTS = [

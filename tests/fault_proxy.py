@@ -19,11 +19,18 @@ import threading
 import time
 
 BEFORE, AFTER = "before", "after"
+# Cut the client's side before passing the packet on, and keep the
+# server's side open: the server never learns its client is gone (a
+# network partition).
+PARTITION = "partition"
 
 # A COMMIT statement on the wire (not "READ COMMITTED" in a BEGIN):
 # PostgreSQL's simple query message of "COMMIT" (length 11), MySQL's
 # COM_QUERY (command 3) of it.
 COMMIT = {"postgresql": b"\x0bCOMMIT\x00", "mysql": b"\x03COMMIT"}
+# PostgreSQL's COMMIT sent in a pipeline (the extended protocol's Parse
+# message of the unnamed statement "COMMIT"), with a write's statements.
+PIPELINED_COMMIT = b"\x00COMMIT\x00"
 
 
 class _Pair:
@@ -56,8 +63,9 @@ class FaultProxy:
         self.port = self._listener.getsockname()[1]
         self._lock = threading.Lock()
         self._pairs = set()
+        self._partitioned = []  # server sockets left open by PARTITION
         self._refuse_until = 0.0
-        self._armed = None  # (bytes, BEFORE or AFTER)
+        self._armed = None  # (bytes, BEFORE, AFTER or PARTITION)
         self.cuts = 0
         self._stop = False
         threading.Thread(target=self._accept, daemon=True).start()
@@ -75,6 +83,7 @@ class FaultProxy:
             self.cuts += len(pairs)
         for pair in pairs:
             pair.close()
+        self.end_partitions()
 
     def refuse(self, seconds):
         """Cut every connection and turn new ones away for
@@ -138,6 +147,9 @@ class FaultProxy:
                 when = self._trigger(data)
                 if when == BEFORE:
                     break
+                if when == PARTITION:
+                    self._partition(pair)
+                    return
                 if when == AFTER:
                     pair.drop_answer = True
                 pair.server.sendall(data)
@@ -155,6 +167,29 @@ class FaultProxy:
         except OSError:
             pass
         self._forget(pair)
+
+    def end_partitions(self):
+        """Close the servers' sides that PARTITION left open."""
+        with self._lock:
+            partitioned, self._partitioned = self._partitioned, []
+        for sock in partitioned:
+            try:  # wakes the thread reading it; close alone would not
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            sock.close()
+
+    def _partition(self, pair):
+        """Close the client's side only; the server's stays open, idle,
+        until the proxy closes."""
+        with self._lock:
+            self._pairs.discard(pair)
+            self._partitioned.append(pair.server)
+        try:
+            pair.client.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        pair.client.close()
 
     def _forget(self, pair):
         with self._lock:

@@ -186,6 +186,21 @@ def driver_error(txn, exc, sql, args, cursor=None):
         connection_invalidated=lost)
 
 
+# The SQLSTATE (division_by_zero) of an or_fail statement that changed
+# no row.
+MISSED = "22012"
+
+
+def or_fail(statement):
+    """``statement`` (an UPDATE or DELETE meant to change one row, on
+    PostgreSQL) as one that fails when it changes none: a guard the
+    server enforces, so a transaction cannot commit past a missed
+    compare-and-set it has not read back yet. It fails with MISSED."""
+    changed = statement.returning(sa.literal_column("1")).cte("changed")
+    return sa.select(sa.literal_column("1") / sa.func.count()) \
+        .select_from(changed)
+
+
 class Pending:
     """A sent statement whose result is read later: its rows, or the
     number of rows it changed. Close it, or read its rows, once done."""
@@ -243,7 +258,7 @@ class Fast:
                     key, _Form(statement, dialect, self.columns))
         return form
 
-    def _run(self, txn, params, later=False):
+    def _run(self, txn, params, later=False, on_miss=None):
         conn = txn.conn
         dialect = conn.dialect
         form = (self._forms.get((dialect.name, dialect.driver))
@@ -260,21 +275,26 @@ class Fast:
         pipeline = getattr(txn, "pipeline", None)
         if pipeline is not None and pipeline.holding:
             if later:
-                pipeline.hold(cursor, run)
+                pipeline.hold(cursor, run, on_miss)
                 return form, cursor
             pipeline.flush()
         try:
             cursor.execute(*run)
         except dialect.loaded_dbapi.Error as exc:
             cursor.close()
+            if on_miss is not None and getattr(exc, "sqlstate", None) \
+                    == MISSED:
+                raise on_miss() from exc
             raise driver_error(txn, exc, sql, args, cursor) from exc
         return form, cursor
 
-    def queue(self, txn, params):
+    def queue(self, txn, params, on_miss=None):
         """Send the statement; a Pending for its result. Inside a
         pipeline's phase (placement.db.pipeline) it is sent and its
-        result comes back when the phase ends; elsewhere at once."""
-        form, cursor = self._run(txn, params, later=True)
+        result comes back when the phase ends; elsewhere at once.
+        ``on_miss``: for a statement of :func:`or_fail` in a phase, the
+        exception to raise when it fails its guard."""
+        form, cursor = self._run(txn, params, later=True, on_miss=on_miss)
         return Pending(txn, form, cursor)
 
     def rows(self, txn, params):

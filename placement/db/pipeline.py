@@ -2,11 +2,11 @@
 
 Outside pipeline mode psycopg sends a statement and waits for its
 result, so a claim on PostgreSQL pays a round trip per statement: eight
-with BEGIN and COMMIT. On a machine whose cores the database shares with
-its clients each round trip also costs two wake-ups. In pipeline mode
-psycopg sends statements without waiting for their results, and a sync
-brings every result back at once ([placement_database]
-postgresql_pipeline turns the mode off).
+with BEGIN and COMMIT; pipelined, two. On a machine whose cores the
+database shares with its clients each round trip also costs two
+wake-ups. In pipeline mode psycopg sends statements without waiting for
+their results, and a sync brings every result back at once
+([placement_database] postgresql_pipeline turns the mode off).
 
 The statements of a phase are held until the phase ends, then sent back
 to back and synced: psycopg writes each statement to the socket as it
@@ -24,12 +24,21 @@ A writer that opts in (``store.writer(pipelined=True)``) gets a
 :class:`Pipeline` as ``txn.pipeline`` and uses it in two phases:
 
 - ``with txn.pipeline.reads():`` around reads it sends with
-  ``Fast.queue`` and reads back after the block (one round trip);
+  ``Fast.queue`` and reads back after the block (one round trip, with
+  BEGIN and the transaction's id);
 - ``txn.pipeline.send_writes()`` before writes whose results matter only
-  before COMMIT; a write guarded by a compare-and-set hands its check to
-  ``check_later``. The store settles the pipeline after the change-log
-  rows are sent: one round trip for all of it, then the checks, then
-  COMMIT.
+  before COMMIT. The store settles the pipeline after the change-log
+  rows are sent, with COMMIT in the same round trip.
+
+COMMIT can go with the writes only if nothing read back could still
+refuse them, so a compare-and-set is sent as a statement the server
+itself fails when it misses its row (``fastsql.or_fail``, with the
+exception to raise as ``on_miss``): the transaction aborts, COMMIT is
+skipped, and the sync raises that exception. A check that can only be
+made client-side (``check_later`` with ``may_refuse``) keeps COMMIT on
+its own, after the checks. A connection lost during the last sync
+leaves the outcome to the transaction's id (txid_status, read by the
+store on a new connection).
 
 Only statements run through ``fastsql`` may be held: SQLAlchemy runs a
 statement at once. A fastsql statement run at once while statements are
@@ -52,13 +61,28 @@ class Pipeline:
     # then read more at once than they would one round trip at a time).
     sends_together = True
 
+    # Whether a guard sent with or_fail and on_miss is enforced by the
+    # server (callers send plain compare-and-sets and check them
+    # otherwise).
+    refuses_misses = True
+
     def __init__(self, txn):
         self._txn = txn
-        # While a phase runs: the statements held, (cursor, (sql, args)).
+        # While a phase runs: the statements held, (cursor, (sql, args),
+        # on_miss).
         self.holding = False
         self._held = []
         self._checks = []
+        # Checks that may still refuse the write once its results are in:
+        # COMMIT cannot go with the writes while there are any.
+        self._client_checks = 0
         self._began = False  # BEGIN went with the first phase
+        self._xid = None  # the cursor reading the transaction's id
+        # The transaction's id (txid_current) and its backend's pid,
+        # once the first phase is back: what tells whether a COMMIT whose
+        # answer was lost committed.
+        self.xid = None
+        self.backend_pid = None
 
     @contextlib.contextmanager
     def reads(self):
@@ -77,9 +101,10 @@ class Pipeline:
         if not self.holding:
             self._hold()
 
-    def hold(self, cursor, run):
-        """Keep ``cursor.execute(*run)`` for the phase's end."""
-        self._held.append((cursor, run))
+    def hold(self, cursor, run, on_miss=None):
+        """Keep ``cursor.execute(*run)`` for the phase's end; ``on_miss``:
+        what the statement's failing guard raises (fastsql.or_fail)."""
+        self._held.append((cursor, run, on_miss))
 
     def flush(self):
         """Send what is held now (a statement must run at once), and
@@ -87,19 +112,31 @@ class Pipeline:
         self._send()
         self._hold()
 
-    def check_later(self, check):
+    def check_later(self, check, may_refuse=True):
         """Run ``check()`` once the results of the statements sent so
-        far are in (it raises when a guarded write missed its row)."""
+        far are in. ``may_refuse``: it raises when a guarded write missed
+        its row (not so when the server enforces the guard, or the check
+        only closes what was sent)."""
         if not self.holding:
             check()
         else:
             self._checks.append(check)
+            self._client_checks += bool(may_refuse)
 
-    def settle(self):
-        """Bring back every result, then run the checks, in order."""
+    def settle(self, committing=None):
+        """Bring back every result, then run the checks, in order.
+
+        ``committing``: the caller commits next. When no check may still
+        refuse the write, COMMIT goes with what is held, one round trip
+        for both, and ``committing()`` is called first (from then on a
+        lost connection leaves the outcome to be read back: ``xid``)."""
         if self.holding:
-            self._send()
+            commit = committing is not None and not self._client_checks
+            if commit:
+                committing()
+            self._send(commit=commit)
         checks, self._checks = self._checks, []
+        self._client_checks = 0
         for check in checks:
             check()
 
@@ -107,6 +144,7 @@ class Pipeline:
         """Forget what is held and the checks after a failure; the
         transaction rolls back."""
         self._checks = []
+        self._client_checks = 0
         if self.holding:
             self._drop()
 
@@ -130,12 +168,13 @@ class Pipeline:
     def _drop(self):
         held, self._held = self._held, []
         self.holding = False
-        for cursor, _run in held:
+        for cursor, _run, _on_miss in held:
             cursor.close()
 
-    def _send(self):
-        """Send BEGIN if due and the statements held, in one pipeline,
-        and sync."""
+    def _send(self, commit=False):
+        """Send BEGIN if due, the transaction's id read on its first
+        phase, the statements held and COMMIT when ``commit``, in one
+        pipeline, and sync."""
         from psycopg import pq  # an optional dependency (gantt[postgres])
 
         held, self._held = self._held, []
@@ -152,17 +191,45 @@ class Pipeline:
             with driver.pipeline():
                 if begin is not None:
                     driver.execute(begin, prepare=False)
-                for cursor, run in held:
+                if self._xid is None:
+                    self._xid = driver.execute("SELECT txid_current()")
+                for cursor, run, _on_miss in held:
                     cursor.execute(*run)
+                if commit:
+                    driver.execute("COMMIT", prepare=False)
         except self._txn.conn.dialect.loaded_dbapi.Error as exc:
+            missed = _missed(held, exc)
+            if missed is not None:
+                raise missed from exc
             raise fastsql.driver_error(self._txn, exc, "(pipeline sync)",
                                        None) from exc
+        finally:
+            self._read_xid()
+
+    def _read_xid(self):
+        if self.xid is None and self._xid is not None \
+                and self._xid.pgresult is not None:
+            self.xid = self._xid.fetchone()[0]
+            self.backend_pid = self._xid.connection.info.backend_pid
+            self._xid.close()
+
+
+def _missed(held, exc):
+    """The exception of the guard that failed the sync, if one did: the
+    first statement held whose result did not come back."""
+    if getattr(exc, "sqlstate", None) != fastsql.MISSED:
+        return None
+    for cursor, _run, on_miss in held:
+        if cursor.pgresult is None:
+            return on_miss() if on_miss is not None else None
+    return None
 
 
 class Unpipelined(Pipeline):
     """The same calls with every statement run at once."""
 
     sends_together = False
+    refuses_misses = False
 
     @contextlib.contextmanager
     def reads(self):
@@ -171,7 +238,7 @@ class Unpipelined(Pipeline):
     def send_writes(self):
         pass
 
-    def settle(self):
+    def settle(self, committing=None):
         pass
 
     def abandon(self):

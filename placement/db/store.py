@@ -134,11 +134,13 @@ class Txn:
     def scalar(self, statement, params=None):
         return self.conn.execute(statement, params).scalar()
 
-    def _record_changes(self):
+    def _record_changes(self, committing=None):
         """Write the change log rows, settle the pipeline (the rows go
-        with the writes queued before them), and keep the rows' numbers:
-        a write whose connection fails in COMMIT is told committed by
-        them."""
+        with the writes queued before them, and COMMIT with them when
+        nothing is left to check: ``committing`` is called first), and
+        keep the rows' numbers: a write whose connection fails in COMMIT
+        is told committed by them (or by the transaction's id, read by
+        the pipeline)."""
         sent = []
         touched = self.changes.touched()
         if touched:
@@ -154,7 +156,7 @@ class Txn:
                 sent.append((name, insert, insert.queue(self, [
                     {"kind": kind, "ref": ref, "changed_at": self.now}
                     for kind, ref in sorted(entries)])))
-        self.pipeline.settle()
+        self.pipeline.settle(committing)
         for name, insert, pending in sent:
             seqs = tuple(insert.returned(pending))
             if name is None:
@@ -472,26 +474,39 @@ class Store:
 
     def _commit_outcome(self, attempt, waits):
         """Whether a write whose connection failed committed: not when it
-        failed before COMMIT; when it failed during COMMIT, whether the
-        change log rows it wrote exist (read on a new connection, waiting
-        for the database as long as ``waits`` allows). A write that logs
-        no change cannot be told: it is reported, never run twice."""
+        failed before COMMIT; when it failed during COMMIT, what
+        PostgreSQL says of its transaction id (a pipelined write, whose
+        COMMIT went with its writes), or else whether the change log rows
+        it wrote exist; read on a new connection, waiting for the
+        database as long as ``waits`` allows. A write that logs no change
+        cannot be told: it is reported, never run twice."""
         if not attempt.committing:
             return False
+        pipeline = attempt.txn.pipeline
         changes = attempt.txn.changes
-        if not changes.seqs and not any(changes.logged_seqs.values()):
+        if pipeline.xid is not None:
+            read = (_xact_committed, (pipeline.xid, pipeline.backend_pid))
+        elif changes.seqs or any(changes.logged_seqs.values()):
+            read = (_logged, (changes,))
+        else:
             raise errors.CommitOutcomeUnknown(attempt.name) from None
         while True:
             try:
-                return self._read_once(_logged, (changes,), {}, False)
+                committed = self._read_once(*read, {}, False)
             except Exception as exc:
                 if not self.backoff.lost(exc, self.backend):
                     raise
-                wait = next(waits, None)
-                if wait is None:
-                    raise errors.CommitOutcomeUnknown(attempt.name) \
-                        from None
-                time.sleep(wait)
+                committed = None
+            if committed is UNKNOWN:
+                raise errors.CommitOutcomeUnknown(attempt.name) from None
+            if committed is not None:
+                return committed
+            # The server is away, or has not yet ended the transaction
+            # of the lost connection.
+            wait = next(waits, None)
+            if wait is None:
+                raise errors.CommitOutcomeUnknown(attempt.name) from None
+            time.sleep(wait)
 
     def _write_once(self, fn, args, kwargs, attempt, pipelined):
         attempt.name = _name(fn)
@@ -506,7 +521,7 @@ class Store:
                                             pipelined=pipelined)
                     try:
                         attempt.result = fn(txn, *args, **kwargs)
-                        txn._record_changes()
+                        txn._record_changes(attempt.mark_committing)
                     except BaseException:
                         txn.pipeline.abandon()
                         raise
@@ -545,9 +560,38 @@ class _Attempt:
         self.result = None
         self.committing = False
 
+    def mark_committing(self):
+        """What fails from here on failed in COMMIT."""
+        self.committing = True
+
 
 def _name(fn):
     return getattr(fn, "__name__", "write")
+
+
+def _xact_committed(txn, xid, pid):
+    """Whether PostgreSQL's transaction ``xid`` (of the backend ``pid``)
+    committed: True, False, None while it is still in progress, UNKNOWN
+    when the server no longer knows it."""
+    status = txn.scalar(sa.text("SELECT txid_status(:xid)"), {"xid": xid})
+    if status == "in progress":
+        # A backend whose client is gone may not learn it for hours (a
+        # network partition: nothing comes, nothing is sent). While it
+        # waits for its client in that transaction, COMMIT is not being
+        # made: end it, so that the transaction's outcome becomes final
+        # (read again on the next try).
+        txn.scalar(_END_WAITING_BACKEND, {"pid": pid, "xid": xid % 2**32})
+    return {"committed": True, "aborted": False,
+            "in progress": None}.get(status, UNKNOWN)
+
+
+_END_WAITING_BACKEND = sa.text(
+    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+    " WHERE pid = :pid AND wait_event = 'ClientRead'"
+    " AND backend_xid::text::bigint = :xid")
+
+
+UNKNOWN = object()
 
 
 def _logged(txn, changes):

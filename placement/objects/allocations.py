@@ -105,6 +105,9 @@ _UPDATE_CONSUMER = fastsql.Fast(
         user_id=sa.bindparam("u_id"), consumer_type_id=sa.bindparam("t_id"),
         updated_at=sa.bindparam("now")))
 _DELETE_CONSUMER = fastsql.Fast(_consumer.delete().where(_consumer_guard))
+# The same, refused by the server when the guard misses (a pipeline).
+_OR_FAIL = {fast: fastsql.Fast(fastsql.or_fail(fast.statement))
+            for fast in (_UPDATE_CONSUMER, _DELETE_CONSUMER)}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -179,8 +182,9 @@ def replace(txn, writes):
     Three steps, so that nothing is written before everything is known
     to fit: _plan reads (refusing unknown providers and stale consumer
     generations), _check_capacity refuses what does not fit, _apply
-    writes. On PostgreSQL the reads travel in one round trip and the
-    writes, with the change log rows, in another (placement.db.pipeline).
+    writes. On PostgreSQL the reads travel in one round trip (with
+    BEGIN) and the writes, with the change log rows and COMMIT, in
+    another (placement.db.pipeline).
     """
     writes = _canonical(writes)
     _validate(writes)
@@ -295,9 +299,9 @@ def _apply(txn, plan):
     """Write a checked plan: the old rows go, the generations move
     (providers first, sorted: one lock order for every writer), the new
     rows go in; the index learns the usage change after the commit.
-    In a pipeline the writes are sent together and their guards checked
-    when the store settles it, before COMMIT. Returns {consumer uuid:
-    new generation or None}."""
+    In a pipeline the writes are sent together, with COMMIT, and the
+    server enforces their guards (fastsql.or_fail). Returns {consumer
+    uuid: new generation or None}."""
     to_bump = _providers_that_move(txn, plan)
     txn.pipeline.send_writes()
     if plan.old_rows:
@@ -318,7 +322,7 @@ def _later(txn, *pending):
     def close():
         for sent in pending:
             sent.close()
-    txn.pipeline.check_later(close)
+    txn.pipeline.check_later(close, may_refuse=False)
 
 
 def _providers_that_move(txn, plan):
@@ -444,18 +448,26 @@ def _write_consumer(txn, plan):
         return _INSERT_CONSUMER.insert(txn, _new_consumer(txn, plan))
     guard = {"c_id": row.id, "c_gen": row.generation}
     if not write.allocations:
-        sent = _DELETE_CONSUMER.queue(txn, guard)
+        statement, params = _DELETE_CONSUMER, guard
     else:
-        sent = _UPDATE_CONSUMER.queue(txn, {
+        statement, params = _UPDATE_CONSUMER, {
             **guard, "new_gen": row.generation + 1, "p_id": plan.project_pk,
-            "u_id": plan.user_pk, "t_id": plan.type_pk, "now": txn.now})
+            "u_id": plan.user_pk, "t_id": plan.type_pk, "now": txn.now}
+
+    def raced():
+        return errors.ConsumerGenerationConflict(write.consumer_uuid,
+                                                 raced=True)
+    if txn.pipeline.refuses_misses:
+        sent = _OR_FAIL[statement].queue(txn, params, on_miss=raced)
+        txn.pipeline.check_later(sent.close, may_refuse=False)
+        return row.id
+    sent = statement.queue(txn, params)
 
     def check():
         done = sent.rowcount
         sent.close()
         if done != 1:
-            raise errors.ConsumerGenerationConflict(write.consumer_uuid,
-                                                    raced=True)
+            raise raced()
     txn.pipeline.check_later(check)
     return row.id
 

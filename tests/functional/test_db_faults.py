@@ -14,8 +14,9 @@ import sqlalchemy as sa
 from placement import errors
 from placement.db import migration
 from placement.db import store as store_mod
-from placement.objects import providers, traits
+from placement.objects import consumers, providers, traits
 from tests import databases, fault_proxy
+from tests.functional import alloc_helpers as h
 
 SERVERS = ("postgresql", "mysql")
 
@@ -23,7 +24,15 @@ SERVERS = ("postgresql", "mysql")
 @pytest.fixture(scope="module", params=SERVERS)
 def server(request):
     """A scratch database on a real server, and a proxy in front of it."""
-    engine = request.param
+    yield from _server(request.param)
+
+
+@pytest.fixture(scope="module")
+def pg_server():
+    yield from _server("postgresql")
+
+
+def _server(engine):
     try:
         url = databases.create_scratch(engine)
     except Exception as exc:  # any connection failure
@@ -40,6 +49,15 @@ def server(request):
 
 @pytest.fixture
 def store(server):
+    yield from _store(server)
+
+
+@pytest.fixture
+def pg_store(pg_server):
+    yield from _store(pg_server)
+
+
+def _store(server):
     engine, url, proxy = server
     conf = databases.make_conf(proxy.url(url), {
         ("placement_database", "sync_on_startup"): False,
@@ -100,6 +118,55 @@ def test_a_write_that_logs_nothing_is_reported_not_repeated(store, server):
     assert raised.value.http_status == 503
     # It did commit; nothing ran it a second time.
     assert traits.exists(store, "CUSTOM_MAYBE")
+
+
+def _claim(store, rp):
+    """A claim for a new consumer (a second run of it would be refused:
+    the consumer would exist); the consumer."""
+    consumer = h.new_uuid()
+    h.write(store, consumer, {rp: {"VCPU": 1}}, generation=None)
+    return consumer
+
+
+@pytest.mark.parametrize("when", [fault_proxy.BEFORE, fault_proxy.AFTER])
+def test_a_claim_whose_pipelined_commit_is_cut_is_made_once(store, server,
+                                                            when):
+    """On PostgreSQL a claim's COMMIT goes with its writes (on MySQL on
+    its own). Cut before it reaches the server, the transaction never
+    committed and the claim is made on a new connection; cut after the
+    server answered, the transaction's id (the change log rows on MySQL)
+    tells it committed and the claim is not run again. Either way: one
+    claim, one generation bump."""
+    _claim_once_through(store, server, when)
+
+
+def test_a_claim_cut_off_by_a_partition_is_made_once(pg_store, pg_server):
+    """PostgreSQL: the claim's connection is cut as its COMMIT is sent,
+    and the server's side is left open (a partition: the backend waits in
+    the transaction, unaware its client is gone). The store ends that
+    backend, reads the transaction aborted, and makes the claim on a new
+    connection, without waiting out its retries."""
+    try:
+        _claim_once_through(pg_store, pg_server, fault_proxy.PARTITION)
+    finally:
+        # Whatever happened, the backend left waiting goes (with its
+        # locks, which the teardown's wipe would wait for).
+        pg_server[2].end_partitions()
+
+
+def _claim_once_through(store, server, when):
+    engine, _url, proxy = server
+    rp = h.provider(store, "cn1", VCPU=8)
+    before = h.gen(store, rp)
+    proxy.arm({"postgresql": fault_proxy.PIPELINED_COMMIT,
+               "mysql": fault_proxy.COMMIT["mysql"]}[engine], when)
+    began = time.monotonic()
+    consumer = _claim(store, rp)
+    assert time.monotonic() - began < 5  # the retries allow 8 s
+    assert not proxy.armed  # the cut happened
+    assert consumers.get(store, consumer).generation == 1
+    assert h.resources_of(store, consumer) == {rp: {"VCPU": 1}}
+    assert h.gen(store, rp) == before + 1
 
 
 def test_writes_go_on_through_an_outage(store, server):
