@@ -477,9 +477,10 @@ class Store:
         failed before COMMIT; when it failed during COMMIT, what
         PostgreSQL says of its transaction id (a pipelined write, whose
         COMMIT went with its writes), or else whether the change log rows
-        it wrote exist; read on a new connection, waiting for the
-        database as long as ``waits`` allows. A write that logs no change
-        cannot be told: it is reported, never run twice."""
+        it wrote exist once its session has ended; read on a new
+        connection, waiting for the database as long as ``waits`` allows.
+        A write that logs no change cannot be told: it is reported,
+        never run twice."""
         if not attempt.committing:
             return False
         pipeline = attempt.txn.pipeline
@@ -487,7 +488,8 @@ class Store:
         if pipeline.xid is not None:
             read = (_xact_committed, (pipeline.xid, pipeline.backend_pid))
         elif changes.seqs or any(changes.logged_seqs.values()):
-            read = (_logged, (changes,))
+            read = (_logged_once_ended, (changes, self.backend,
+                                         attempt.session))
         else:
             raise errors.CommitOutcomeUnknown(attempt.name) from None
         while True:
@@ -512,6 +514,7 @@ class Store:
         attempt.name = _name(fn)
         with self._connect() as conn:
             _mark_write(conn, True)
+            attempt.session = _session_of(conn, self.backend)
             txn = None
             try:
                 with conn.begin():
@@ -559,6 +562,7 @@ class _Attempt:
         self.txn = None
         self.result = None
         self.committing = False
+        self.session = None  # the server's id of its connection's session
 
     def mark_committing(self):
         """What fails from here on failed in COMMIT."""
@@ -592,6 +596,56 @@ _END_WAITING_BACKEND = sa.text(
 
 
 UNKNOWN = object()
+
+
+def _session_of(conn, backend):
+    """The server's id of ``conn``'s session (PostgreSQL's backend pid,
+    MySQL's connection id): how a lost connection's session is found."""
+    driver = conn.connection.driver_connection
+    try:
+        if backend == "postgresql":
+            return driver.info.backend_pid
+        if backend == "mysql":
+            return driver.thread_id()
+    except AttributeError:  # another driver: the session is not looked for
+        pass
+    return None
+
+
+def _logged_once_ended(txn, changes, backend, session):
+    """_logged, once the lost connection's session has ended (None until
+    then): a COMMIT the server was still making would not show its rows
+    yet. A session that waits for its lost client (a network partition:
+    it may not learn for hours) is ended; one busy, perhaps committing,
+    is waited for."""
+    if session is not None:
+        ended = (_pg_session_ended if backend == "postgresql"
+                 else _mysql_session_ended)(txn, session)
+        if not ended:
+            return None
+    return _logged(txn, changes)
+
+
+def _pg_session_ended(txn, pid):
+    waiting = txn.scalar(sa.text(
+        "SELECT coalesce(wait_event = 'ClientRead', false)"
+        " FROM pg_stat_activity WHERE pid = :pid"), {"pid": pid})
+    if waiting:
+        txn.scalar(sa.text("SELECT pg_terminate_backend(:pid)"),
+                   {"pid": pid})
+    return waiting is None
+
+
+def _mysql_session_ended(txn, connection_id):
+    command = txn.scalar(sa.text(
+        "SELECT COMMAND FROM information_schema.PROCESSLIST"
+        " WHERE ID = :id"), {"id": connection_id})
+    if command == "Sleep":
+        try:
+            txn.execute(sa.text("KILL :id"), {"id": connection_id})
+        except sa.exc.DBAPIError:  # it ended meanwhile
+            pass
+    return command is None
 
 
 def _logged(txn, changes):

@@ -5,6 +5,7 @@ wire between the store and the server and cuts connections as a restart
 does: all at once, for a while, or in the middle of a COMMIT.
 """
 
+import contextlib
 import threading
 import time
 
@@ -27,11 +28,6 @@ def server(request):
     yield from _server(request.param)
 
 
-@pytest.fixture(scope="module")
-def pg_server():
-    yield from _server("postgresql")
-
-
 def _server(engine):
     try:
         url = databases.create_scratch(engine)
@@ -50,11 +46,6 @@ def _server(engine):
 @pytest.fixture
 def store(server):
     yield from _store(server)
-
-
-@pytest.fixture
-def pg_store(pg_server):
-    yield from _store(pg_server)
 
 
 def _store(server):
@@ -140,18 +131,43 @@ def test_a_claim_whose_pipelined_commit_is_cut_is_made_once(store, server,
     _claim_once_through(store, server, when)
 
 
-def test_a_claim_cut_off_by_a_partition_is_made_once(pg_store, pg_server):
-    """PostgreSQL: the claim's connection is cut as its COMMIT is sent,
-    and the server's side is left open (a partition: the backend waits in
-    the transaction, unaware its client is gone). The store ends that
-    backend, reads the transaction aborted, and makes the claim on a new
-    connection, without waiting out its retries."""
+def test_a_claim_cut_off_by_a_partition_is_made_once(store, server):
+    """The claim's connection is cut as its COMMIT is sent, and the
+    server's side is left open (a partition: the session waits in the
+    transaction, holding its locks, unaware its client is gone). The
+    store ends that session, finds the transaction did not commit (by
+    its id on PostgreSQL, by its change log rows on MySQL), and makes the
+    claim on a new connection, without waiting out its retries."""
+    with _partitions_ended(server[2]):
+        _claim_once_through(store, server, fault_proxy.PARTITION)
+
+
+def test_a_write_cut_off_by_a_partition_is_made_once(store, server):
+    """The same for a write that sends COMMIT on its own (a provider's
+    creation, on both engines): its session is ended, its change log
+    rows are not there, and it is made again, once."""
+    engine, _url, proxy = server
+    with _partitions_ended(proxy):
+        proxy.arm(fault_proxy.COMMIT[engine], fault_proxy.PARTITION)
+        began = time.monotonic()
+        made = providers.create(store, "partitioned")
+        assert time.monotonic() - began < 5  # the retries allow 8 s
+        assert not proxy.armed
+    assert [p.uuid for p in providers.list_all(store)] == [made.uuid]
+
+
+@contextlib.contextmanager
+def _partitions_ended(proxy):
+    """The sessions a partition left waiting end after 20 s, and when
+    the block ends: a store that failed to end them would otherwise wait
+    on their locks for good (and so would the teardown's wipe)."""
+    timer = threading.Timer(20, proxy.end_partitions)
+    timer.start()
     try:
-        _claim_once_through(pg_store, pg_server, fault_proxy.PARTITION)
+        yield
     finally:
-        # Whatever happened, the backend left waiting goes (with its
-        # locks, which the teardown's wipe would wait for).
-        pg_server[2].end_partitions()
+        timer.cancel()
+        proxy.end_partitions()
 
 
 def _claim_once_through(store, server, when):
