@@ -482,6 +482,7 @@ class Store:
         A write that logs no change cannot be told: it is reported,
         never run twice."""
         if not attempt.committing:
+            self._end_session(attempt.session)
             return False
         pipeline = attempt.txn.pipeline
         changes = attempt.txn.changes
@@ -509,6 +510,21 @@ class Store:
             if wait is None:
                 raise errors.CommitOutcomeUnknown(attempt.name) from None
             time.sleep(wait)
+
+    def _end_session(self, session):
+        """End the session of a write that failed before its COMMIT, if
+        the server still keeps it (a network partition: it may not learn
+        for hours): it can no longer commit, and would hold the locks
+        the write takes again. Best effort; a server that is away has
+        ended it anyway."""
+        if session is None:
+            return
+        try:
+            self._read_once(_end_session, (self.backend, session), {},
+                            False)
+        except Exception as exc:
+            LOG.debug("could not end the lost session %s: %s", session,
+                      retry_mod.first_line(exc))
 
     def _write_once(self, fn, args, kwargs, attempt, pipelined):
         attempt.name = _name(fn)
@@ -610,6 +626,18 @@ def _session_of(conn, backend):
     except AttributeError:  # another driver: the session is not looked for
         pass
     return None
+
+
+def _end_session(txn, backend, session):
+    if backend == "postgresql":
+        txn.scalar(sa.text("SELECT pg_terminate_backend(pid)"
+                           " FROM pg_stat_activity WHERE pid = :pid"),
+                   {"pid": session})
+    elif backend == "mysql":
+        try:
+            txn.execute(sa.text("KILL :id"), {"id": session})
+        except sa.exc.DBAPIError:  # already gone
+            pass
 
 
 def _logged_once_ended(txn, changes, backend, session):

@@ -156,6 +156,22 @@ def test_a_write_cut_off_by_a_partition_is_made_once(store, server):
     assert [p.uuid for p in providers.list_all(store)] == [made.uuid]
 
 
+def test_a_write_cut_off_before_its_commit_does_not_wait_on_itself(store,
+                                                                   server):
+    """A partition cuts a write after its first statements ran (the
+    provider's row is in, its unique name locked) and before COMMIT. The
+    store ends the old session, which could never commit, so the write
+    made again on a new connection does not wait on its locks."""
+    engine, _url, proxy = server
+    with _partitions_ended(proxy):
+        proxy.arm(b"INSERT INTO provider_changes", fault_proxy.PARTITION)
+        began = time.monotonic()
+        made = providers.create(store, "cut-before-commit")
+        assert time.monotonic() - began < 5
+        assert not proxy.armed
+    assert [p.uuid for p in providers.list_all(store)] == [made.uuid]
+
+
 @contextlib.contextmanager
 def _partitions_ended(proxy):
     """The sessions a partition left waiting end after 20 s, and when
