@@ -607,8 +607,8 @@ def _xact_committed(txn, xid, pid):
 
 _END_WAITING_BACKEND = sa.text(
     "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
-    " WHERE pid = :pid AND wait_event = 'ClientRead'"
-    " AND backend_xid::text::bigint = :xid")
+    " WHERE pid = :pid AND usename = current_user"
+    " AND wait_event = 'ClientRead' AND backend_xid::text::bigint = :xid")
 
 
 UNKNOWN = object()
@@ -630,9 +630,7 @@ def _session_of(conn, backend):
 
 def _end_session(txn, backend, session):
     if backend == "postgresql":
-        txn.scalar(sa.text("SELECT pg_terminate_backend(pid)"
-                           " FROM pg_stat_activity WHERE pid = :pid"),
-                   {"pid": session})
+        txn.scalar(_END_BACKEND, {"pid": session})
     elif backend == "mysql":
         try:
             txn.execute(sa.text("KILL :id"), {"id": session})
@@ -659,9 +657,16 @@ def _pg_session_ended(txn, pid):
         "SELECT coalesce(wait_event = 'ClientRead', false)"
         " FROM pg_stat_activity WHERE pid = :pid"), {"pid": pid})
     if waiting:
-        txn.scalar(sa.text("SELECT pg_terminate_backend(:pid)"),
-                   {"pid": pid})
+        txn.scalar(_END_BACKEND, {"pid": pid})
     return waiting is None
+
+
+# Only a session of the store's own role: another's needs a privilege
+# (pg_signal_backend) whose absence would fail the read; such a session
+# is waited for instead.
+_END_BACKEND = sa.text(
+    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+    " WHERE pid = :pid AND usename = current_user")
 
 
 def _mysql_session_ended(txn, connection_id):
