@@ -19,6 +19,7 @@ multi-row INSERTs), which cost a quarter of a claim's CPU.
 """
 
 import collections
+import functools
 import re
 import threading
 
@@ -243,6 +244,12 @@ class Fast:
         self.returning = returning
         self._forms = {}
         self._lock = threading.Lock()
+
+    @functools.cached_property
+    def or_fail(self):
+        """This statement (a compare-and-set of one row) as one the
+        server fails when it changes no row: :func:`or_fail`."""
+        return Fast(or_fail(self.statement))
 
     def _form(self, dialect):
         # By driver too: psycopg's form runs on its RawCursor, which a

@@ -31,10 +31,10 @@ A writer that opts in (``store.writer(pipelined=True)``) gets a
   rows are sent, with COMMIT in the same round trip.
 
 COMMIT can go with the writes only if nothing read back could still
-refuse them, so a compare-and-set is sent as a statement the server
-itself fails when it misses its row (``fastsql.or_fail``, with the
-exception to raise as ``on_miss``): the transaction aborts, COMMIT is
-skipped, and the sync raises that exception. A check that can only be
+refuse them, so a compare-and-set sent with ``guard`` is a statement the
+server itself fails when it misses its row (``fastsql.or_fail``): the
+transaction aborts, COMMIT is skipped, and the sync raises the guard's
+exception (``on_miss``). A check that can only be
 made client-side (``check_later`` with ``may_refuse``) keeps COMMIT on
 its own, after the checks. A connection lost during the last sync
 leaves the outcome to the transaction's id (txid_status, read by the
@@ -61,21 +61,15 @@ class Pipeline:
     # then read more at once than they would one round trip at a time).
     sends_together = True
 
-    # Whether a guard sent with or_fail and on_miss is enforced by the
-    # server (callers send plain compare-and-sets and check them
-    # otherwise).
-    refuses_misses = True
-
     def __init__(self, txn):
         self._txn = txn
         # While a phase runs: the statements held, (cursor, (sql, args),
         # on_miss).
         self.holding = False
         self._held = []
+        # (check, whether it may still refuse the write once its results
+        # are in: COMMIT cannot go with the writes while one may).
         self._checks = []
-        # Checks that may still refuse the write once its results are in:
-        # COMMIT cannot go with the writes while there are any.
-        self._client_checks = 0
         self._began = False  # BEGIN went with the first phase
         self._xid = None  # the cursor reading the transaction's id
         # The transaction's id (txid_current) and its backend's pid,
@@ -115,13 +109,18 @@ class Pipeline:
     def check_later(self, check, may_refuse=True):
         """Run ``check()`` once the results of the statements sent so
         far are in. ``may_refuse``: it raises when a guarded write missed
-        its row (not so when the server enforces the guard, or the check
-        only closes what was sent)."""
+        its row (not so when the check only closes what was sent)."""
         if not self.holding:
             check()
         else:
-            self._checks.append(check)
-            self._client_checks += bool(may_refuse)
+            self._checks.append((check, may_refuse))
+
+    def guard(self, fast, params, on_miss):
+        """Send ``fast``, a compare-and-set of one row; when it misses,
+        the write fails with ``on_miss()``. Here the server refuses the
+        miss itself (``fast.or_fail``), so COMMIT may go with it."""
+        sent = fast.or_fail.queue(self._txn, params, on_miss=on_miss)
+        self.check_later(sent.close, may_refuse=False)
 
     def settle(self, committing=None):
         """Bring back every result, then run the checks, in order.
@@ -131,20 +130,19 @@ class Pipeline:
         for both, and ``committing()`` is called first (from then on a
         lost connection leaves the outcome to be read back: ``xid``)."""
         if self.holding:
-            commit = committing is not None and not self._client_checks
+            commit = committing is not None and not any(
+                may_refuse for _check, may_refuse in self._checks)
             if commit:
                 committing()
             self._send(commit=commit)
         checks, self._checks = self._checks, []
-        self._client_checks = 0
-        for check in checks:
+        for check, _may_refuse in checks:
             check()
 
     def abandon(self):
         """Forget what is held and the checks after a failure; the
         transaction rolls back."""
         self._checks = []
-        self._client_checks = 0
         if self.holding:
             self._drop()
 
@@ -229,7 +227,6 @@ class Unpipelined(Pipeline):
     """The same calls with every statement run at once."""
 
     sends_together = False
-    refuses_misses = False
 
     @contextlib.contextmanager
     def reads(self):
@@ -237,6 +234,13 @@ class Unpipelined(Pipeline):
 
     def send_writes(self):
         pass
+
+    def guard(self, fast, params, on_miss):
+        sent = fast.queue(self._txn, params)
+        changed = sent.rowcount
+        sent.close()
+        if changed != 1:
+            raise on_miss()
 
     def settle(self, committing=None):
         pass

@@ -29,6 +29,7 @@ from placement.db import (
     checkpointer,
     data_version,
     fastsql,
+    lost_sessions,
     pg_listen,
     tables,
 )
@@ -487,7 +488,8 @@ class Store:
         pipeline = attempt.txn.pipeline
         changes = attempt.txn.changes
         if pipeline.xid is not None:
-            read = (_xact_committed, (pipeline.xid, pipeline.backend_pid))
+            read = (lost_sessions.xact_committed,
+                    (pipeline.xid, pipeline.backend_pid))
         elif changes.seqs or any(changes.logged_seqs.values()):
             read = (_logged_once_ended, (changes, self.backend,
                                          attempt.session))
@@ -500,7 +502,7 @@ class Store:
                 if not self.backoff.lost(exc, self.backend):
                     raise
                 committed = None
-            if committed is UNKNOWN:
+            if committed is lost_sessions.UNKNOWN:
                 raise errors.CommitOutcomeUnknown(attempt.name) from None
             if committed is not None:
                 return committed
@@ -520,7 +522,7 @@ class Store:
         if session is None:
             return
         try:
-            self._read_once(_end_session, (self.backend, session), {},
+            self._read_once(lost_sessions.end, (self.backend, session), {},
                             False)
         except Exception as exc:
             LOG.debug("could not end the lost session %s: %s", session,
@@ -530,7 +532,7 @@ class Store:
         attempt.name = _name(fn)
         with self._connect() as conn:
             _mark_write(conn, True)
-            attempt.session = _session_of(conn, self.backend)
+            attempt.session = lost_sessions.session_of(conn, self.backend)
             txn = None
             try:
                 with conn.begin():
@@ -589,96 +591,14 @@ def _name(fn):
     return getattr(fn, "__name__", "write")
 
 
-def _xact_committed(txn, xid, pid):
-    """Whether PostgreSQL's transaction ``xid`` (of the backend ``pid``)
-    committed: True, False, None while it is still in progress, UNKNOWN
-    when the server no longer knows it."""
-    status = txn.scalar(sa.text("SELECT txid_status(:xid)"), {"xid": xid})
-    if status == "in progress":
-        # A backend whose client is gone may not learn it for hours (a
-        # network partition: nothing comes, nothing is sent). While it
-        # waits for its client in that transaction, COMMIT is not being
-        # made: end it, so that the transaction's outcome becomes final
-        # (read again on the next try).
-        txn.scalar(_END_WAITING_BACKEND, {"pid": pid, "xid": xid % 2**32})
-    return {"committed": True, "aborted": False,
-            "in progress": None}.get(status, UNKNOWN)
-
-
-_END_WAITING_BACKEND = sa.text(
-    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
-    " WHERE pid = :pid AND usename = current_user"
-    " AND wait_event = 'ClientRead' AND backend_xid::text::bigint = :xid")
-
-
-UNKNOWN = object()
-
-
-def _session_of(conn, backend):
-    """The server's id of ``conn``'s session (PostgreSQL's backend pid,
-    MySQL's connection id): how a lost connection's session is found."""
-    driver = conn.connection.driver_connection
-    try:
-        if backend == "postgresql":
-            return driver.info.backend_pid
-        if backend == "mysql":
-            return driver.thread_id()
-    except AttributeError:  # another driver: the session is not looked for
-        pass
-    return None
-
-
-def _end_session(txn, backend, session):
-    if backend == "postgresql":
-        txn.scalar(_END_BACKEND, {"pid": session})
-    elif backend == "mysql":
-        try:
-            txn.execute(sa.text("KILL :id"), {"id": session})
-        except sa.exc.DBAPIError:  # already gone
-            pass
-
-
 def _logged_once_ended(txn, changes, backend, session):
     """_logged, once the lost connection's session has ended (None until
     then): a COMMIT the server was still making would not show its rows
-    yet. A session that waits for its lost client (a network partition:
-    it may not learn for hours) is ended; one busy, perhaps committing,
-    is waited for."""
-    if session is not None:
-        ended = (_pg_session_ended if backend == "postgresql"
-                 else _mysql_session_ended)(txn, session)
-        if not ended:
-            return None
+    yet."""
+    if session is not None and not lost_sessions.ended(txn, backend,
+                                                       session):
+        return None
     return _logged(txn, changes)
-
-
-def _pg_session_ended(txn, pid):
-    waiting = txn.scalar(sa.text(
-        "SELECT coalesce(wait_event = 'ClientRead', false)"
-        " FROM pg_stat_activity WHERE pid = :pid"), {"pid": pid})
-    if waiting:
-        txn.scalar(_END_BACKEND, {"pid": pid})
-    return waiting is None
-
-
-# Only a session of the store's own role: another's needs a privilege
-# (pg_signal_backend) whose absence would fail the read; such a session
-# is waited for instead.
-_END_BACKEND = sa.text(
-    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
-    " WHERE pid = :pid AND usename = current_user")
-
-
-def _mysql_session_ended(txn, connection_id):
-    command = txn.scalar(sa.text(
-        "SELECT COMMAND FROM information_schema.PROCESSLIST"
-        " WHERE ID = :id"), {"id": connection_id})
-    if command == "Sleep":
-        try:
-            txn.execute(sa.text("KILL :id"), {"id": connection_id})
-        except sa.exc.DBAPIError:  # it ended meanwhile
-            pass
-    return command is None
 
 
 def _logged(txn, changes):

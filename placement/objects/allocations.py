@@ -105,9 +105,6 @@ _UPDATE_CONSUMER = fastsql.Fast(
         user_id=sa.bindparam("u_id"), consumer_type_id=sa.bindparam("t_id"),
         updated_at=sa.bindparam("now")))
 _DELETE_CONSUMER = fastsql.Fast(_consumer.delete().where(_consumer_guard))
-# The same, refused by the server when the guard misses (a pipeline).
-_OR_FAIL = {fast: fastsql.Fast(fastsql.or_fail(fast.statement))
-            for fast in (_UPDATE_CONSUMER, _DELETE_CONSUMER)}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -454,21 +451,8 @@ def _write_consumer(txn, plan):
             **guard, "new_gen": row.generation + 1, "p_id": plan.project_pk,
             "u_id": plan.user_pk, "t_id": plan.type_pk, "now": txn.now}
 
-    def raced():
-        return errors.ConsumerGenerationConflict(write.consumer_uuid,
-                                                 raced=True)
-    if txn.pipeline.refuses_misses:
-        sent = _OR_FAIL[statement].queue(txn, params, on_miss=raced)
-        txn.pipeline.check_later(sent.close, may_refuse=False)
-        return row.id
-    sent = statement.queue(txn, params)
-
-    def check():
-        done = sent.rowcount
-        sent.close()
-        if done != 1:
-            raise raced()
-    txn.pipeline.check_later(check)
+    txn.pipeline.guard(statement, params, lambda: (
+        errors.ConsumerGenerationConflict(write.consumer_uuid, raced=True)))
     return row.id
 
 

@@ -318,13 +318,11 @@ def delete(txn, uuid):
 
 # Generations
 
-_BUMP = (_rp.update()
-         .where(_rp.c.id == sa.bindparam("rp_id"))
-         .where(_rp.c.generation == sa.bindparam("seen"))
-         .values(generation=sa.bindparam("new"),
-                 updated_at=sa.bindparam("now")))
-_BUMP_GENERATION = fastsql.Fast(_BUMP)
-_BUMP_GENERATION_OR_FAIL = fastsql.Fast(fastsql.or_fail(_BUMP))
+_BUMP_GENERATION = fastsql.Fast(
+    _rp.update()
+    .where(_rp.c.id == sa.bindparam("rp_id"))
+    .where(_rp.c.generation == sa.bindparam("seen"))
+    .values(generation=sa.bindparam("new"), updated_at=sa.bindparam("now")))
 
 
 def lock_generations(txn, uuids):
@@ -368,18 +366,10 @@ def bump_generation(txn, provider_id, uuid, seen, engine_read=False):
 
 def bump_generation_later(txn, provider_id, uuid, seen):
     """bump_generation of a generation the engine read itself, sent
-    through ``txn.pipeline``: a missed row is a ProviderRace, raised by
-    the server's refusal where the pipeline sends guards so (COMMIT may
-    then go in the same round trip), else by the check made when the
-    pipeline settles."""
-    params = _bump_params(txn, provider_id, seen)
-    if txn.pipeline.refuses_misses:
-        sent = _BUMP_GENERATION_OR_FAIL.queue(
-            txn, params, on_miss=lambda: store.ProviderRace(uuid))
-        txn.pipeline.check_later(sent.close, may_refuse=False)
-        return
-    sent = _BUMP_GENERATION.queue(txn, params)
-    txn.pipeline.check_later(lambda: _check_bump(sent, uuid, True))
+    through ``txn.pipeline`` (its guard): a missed row is a
+    ProviderRace."""
+    txn.pipeline.guard(_BUMP_GENERATION, _bump_params(txn, provider_id, seen),
+                       lambda: store.ProviderRace(uuid))
 
 
 def _send_bump(txn, provider_id, seen):
