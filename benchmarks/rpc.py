@@ -58,7 +58,15 @@ per process count P:
   thread and decoding, in the Scheduler with any wait for the group
   ahead, the reply), rpc.call_times; beside the client's p50/p99, it
   tells whether a slow call was slow in the service or on the way to
-  and from it (client, broker); ``gc``: the workers' garbage
+  and from it (client, broker); its ``while_served``: for the calls at
+  or under the median and at or over the 99th percentile, the mean wall
+  time from when a thread took a call, that thread's CPU and the rest
+  of its process's CPU meanwhile (a slow call during which the process
+  ran other calls for most of its wall time waited for the
+  interpreter); ``wall_split_ms_per_decision``: how long the
+  scheduler's decision lock was held a decision (``held``: what a call
+  that arrives meanwhile waits on), and the claims' wall time within
+  it (``claim``); ``gc``: the workers' garbage
   collections while serving, per generation, and the longest pause
   (rpc.heap; each worker freezes its heap once ready, and the benchmark
   freezes its own for each batch, so that neither's full collection

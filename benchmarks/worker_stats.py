@@ -34,7 +34,31 @@ def service_times(stats):
     calls = sum(histograms["total"].values())
     if not calls:
         return None
-    return {"calls": calls, **call_times.summary(histograms)}
+    return {"calls": calls, **call_times.summary(histograms),
+            "while_served": while_served(stats, histograms["total"])}
+
+
+def while_served(stats, total):
+    """What the workers' CPU did while their calls were served, for the
+    calls at or under the median (``p50_and_under``) and at or over the
+    99th percentile (``p99_and_over``) of ``total`` (the merged
+    histogram): mean ms a call of wall time from when a thread took it,
+    of its own thread's CPU, and of the CPU of the rest of its process
+    over the same span (rpc.call_times.while_served). A slow call whose
+    ``others_cpu`` is near its ``wall`` waited for its interpreter,
+    busy with other calls."""
+    spent = {}
+    for s in stats.values():
+        for index, sums in s.get("call_cpu_by_bucket", {}).items():
+            into = spent.setdefault(int(index), [0.0] * len(sums))
+            for i, seconds in enumerate(sums):
+                into[i] += seconds
+    if not spent:
+        return None
+    return {"p50_and_under": call_times.while_served(
+                total, spent, high=call_times.bucket_at(total, 0.5)),
+            "p99_and_over": call_times.while_served(
+                total, spent, low=call_times.bucket_at(total, 0.99))}
 
 
 def gc_pauses(stats):
@@ -75,6 +99,21 @@ def cpu_split(stats, scheduler_cpu_ms_per_call):
     return {k: round(v, 3) for k, v in split.items()}
 
 
+def wall_split(stats):
+    """Where the scheduler's wall time goes, ms per decision over the
+    workers' whole life: held (the decision lock held: what a call that
+    arrives meanwhile waits on), of which the claims' round trips and
+    commit (``claim``)."""
+    decisions = sum(s.get("decisions", 0) for s in stats.values())
+    if not decisions:
+        return None
+    def per_decision(key):
+        return round(1000 * sum(s.get(key, 0.0) for s in stats.values())
+                     / decisions, 3)
+    return {"held": per_decision("decision_wall_s"),
+            "claim": per_decision("claim_wall_s")}
+
+
 def claim_groups(stats):
     """Over the workers' whole life: the share of decisions claimed in a
     group with others, and claim transactions per decision."""
@@ -105,6 +144,7 @@ def figures(text, scheduler_cpu_ms_per_call):
     stats = worker_stats(text)
     return {"cpu_split_ms_per_call": cpu_split(
                 stats, scheduler_cpu_ms_per_call),
+            "wall_split_ms_per_decision": wall_split(stats),
             "claim_groups": claim_groups(stats),
             "follow": follow(stats),
             "service_ms": service_times(stats),

@@ -14,6 +14,14 @@ a thread took it) to the end of its reply, in three phases:
 Each phase keeps a histogram of log-spaced buckets (eight a doubling,
 so a percentile read off it is within 9 % above the true value);
 histograms of several workers add up, which percentiles would not.
+
+What the worker's CPU did meanwhile tells why a call was slow: per
+bucket of ``total``, the calls' wall time from when a thread took them,
+the CPU of that thread (the call's own work) and the CPU of the whole
+process over the same span. A slow call during which the process was
+busy with other calls waited for the interpreter (one thread runs
+Python at a time); one during which it was idle waited on something
+outside (the database, the broker, the machine's other processes).
 """
 
 import contextlib
@@ -22,6 +30,10 @@ import threading
 import time
 
 PHASES = ("total", "before", "scheduler", "reply")
+
+# Per bucket of total: [calls' wall s, own thread CPU s, process CPU s],
+# from when a thread took each call to its end.
+_SPENT = 3
 
 # Buckets per doubling, and the smallest bucket's upper edge (ms): all
 # shorter times fall into it.
@@ -45,6 +57,13 @@ def percentile(histogram, fraction):
     """The upper edge (ms) of the bucket that holds the ``fraction``
     quantile of ``histogram`` ({bucket: count}); None when it is
     empty."""
+    index = bucket_at(histogram, fraction)
+    return None if index is None else edge(index)
+
+
+def bucket_at(histogram, fraction):
+    """The bucket that holds the ``fraction`` quantile of ``histogram``
+    ({bucket: count}, int keys); None when it is empty."""
     total = sum(histogram.values())
     if not total:
         return None
@@ -53,8 +72,8 @@ def percentile(histogram, fraction):
     for index in sorted(histogram):
         seen += histogram[index]
         if seen >= rank:
-            return edge(index)
-    return edge(max(histogram))
+            return index
+    return max(histogram)
 
 
 def merged(histograms):
@@ -83,11 +102,15 @@ class CallTimes:
     call with :meth:`in_scheduler`; the server reports each call as it
     ends (:meth:`ended`), on the same thread."""
 
-    def __init__(self, clock=time.monotonic):
+    def __init__(self, clock=time.monotonic,
+                 cpu_clocks=(time.thread_time, time.process_time)):
         self._clock = clock
+        self._thread_cpu, self._process_cpu = cpu_clocks
         self._lock = threading.Lock()
         self._current = threading.local()
         self.histograms = {phase: {} for phase in PHASES}
+        # {bucket of total: [wall s, own CPU s, process CPU s]}
+        self.spent = {}
 
     @property
     def calls(self):
@@ -105,7 +128,9 @@ class CallTimes:
         """A call's message was taken by a thread: clears what an earlier
         call on this thread left."""
         self._current.scheduler = None
-        return self._clock()
+        now = self._clock()
+        self._current.took = (now, self._thread_cpu(), self._process_cpu())
+        return now
 
     def ended(self, received):
         """The call taken at ``received`` (a clock reading) has replied;
@@ -116,6 +141,9 @@ class CallTimes:
             return
         self._current.scheduler = None
         now = self._clock()
+        took, own_cpu, process_cpu = self._current.took
+        used = (now - took, self._thread_cpu() - own_cpu,
+                self._process_cpu() - process_cpu)
         entered, left = spent
         phases = {"total": now - received, "before": entered - received,
                   "scheduler": left - entered, "reply": now - left}
@@ -124,12 +152,48 @@ class CallTimes:
                 index = bucket(1000 * seconds)
                 histogram = self.histograms[phase]
                 histogram[index] = histogram.get(index, 0) + 1
+            sums = self.spent.setdefault(bucket(1000 * phases["total"]),
+                                         [0.0] * _SPENT)
+            for i, seconds in enumerate(used):
+                sums[i] += seconds
 
     def report(self):
         """What the stats line says: calls timed, p50/p99 per phase (ms)
-        and the histograms (bucket: count) for adding workers up."""
+        and the histograms (bucket: count), and per bucket of total the
+        calls' wall, own CPU and process CPU seconds, for adding workers
+        up."""
         with self._lock:
             histograms = {p: dict(h) for p, h in self.histograms.items()}
+            spent = {index: [round(v, 6) for v in sums]
+                     for index, sums in self.spent.items()}
         return {"calls_timed": sum(histograms["total"].values()),
                 "call_ms": summary(histograms),
-                "call_ms_histograms": histograms}
+                "call_ms_histograms": histograms,
+                "call_cpu_by_bucket": spent}
+
+
+def while_served(histogram, spent, low=None, high=None):
+    """Mean ms a call of the calls whose total falls in buckets
+    ``low``..``high`` (None: open): wall time from when a thread took
+    it (``wall``), its own thread's CPU (``own_cpu``) and the rest of
+    the process's CPU over the same spans (``others_cpu``). None when
+    no call falls there. ``histogram``: total's; ``spent``: the
+    call_cpu_by_bucket of report() (JSON's string keys accepted)."""
+    calls = 0
+    sums = [0.0] * _SPENT
+    for index, count in histogram.items():
+        index = int(index)
+        if (low is not None and index < low) or \
+                (high is not None and index > high):
+            continue
+        calls += count
+        for i, seconds in enumerate(spent.get(index, spent.get(
+                str(index), [0.0] * _SPENT))):
+            sums[i] += seconds
+    if not calls:
+        return None
+    wall, own, process = (1000 * v / calls for v in sums)
+    return {"calls": calls, "wall": round(wall, 2), "own_cpu": round(own, 2),
+            "others_cpu": round(process - own, 2)}
+
+

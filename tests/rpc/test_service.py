@@ -144,6 +144,15 @@ def test_select_destinations_over_rabbitmq(start, pg_cloud):
     for phase in ("before", "scheduler", "reply"):
         assert 0 < times[phase]["p99"] <= times["total"]["p99"], phase
     assert times["total"]["p50"] <= round_trip_ms * 2 ** (1 / 8)
+    # The scheduler held for the two decisions (claim included) and
+    # what the process's CPU did while the calls were served: a call's
+    # own thread ran for part of it, never more than all of it.
+    assert 0 < stats["claim_wall_s"] < stats["decision_wall_s"]
+    served = worker_stats.service_times({1: stats})["while_served"]
+    slowest = served["p99_and_over"]
+    assert slowest["calls"] >= 1
+    assert 0 < slowest["own_cpu"] <= slowest["wall"]
+    assert slowest["others_cpu"] >= 0
     # Its heap was frozen once it was ready (rpc.heap), and the
     # collections made while it served are counted.
     assert stats["gc_frozen_objects"] > 10_000

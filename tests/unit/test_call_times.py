@@ -137,3 +137,72 @@ def test_the_benchmark_adds_the_workers_up():
     # The 99th of 100 calls is the slow worker's first.
     assert 40.0 <= figures["total"]["p99"] <= 40.0 * 2 ** (1 / 8)
     assert worker_stats.service_times({101: {}}) is None
+
+
+class _Cpu:
+    """A thread and a process CPU clock the test moves."""
+
+    def __init__(self):
+        self.thread = 5.0
+        self.process = 50.0
+
+    def clocks(self):
+        return (lambda: self.thread, lambda: self.process)
+
+
+def _served(times, clock, cpu, wall_ms, own_ms, others_ms):
+    """One call that took ``wall_ms`` from its thread's start, its thread
+    running ``own_ms`` and the rest of the process ``others_ms``."""
+    received = clock.now
+    times.started()
+    with times.in_scheduler():
+        clock.now += wall_ms / 1000
+        cpu.thread += own_ms / 1000
+        cpu.process += (own_ms + others_ms) / 1000
+    times.ended(received)
+
+
+def test_the_cpu_spent_while_a_call_was_served_is_kept_by_bucket():
+    clock, cpu = _Clock(), _Cpu()
+    times = call_times.CallTimes(clock=clock, cpu_clocks=cpu.clocks())
+    for _ in range(3):
+        _served(times, clock, cpu, wall_ms=4, own_ms=2, others_ms=1)
+    _served(times, clock, cpu, wall_ms=30, own_ms=3, others_ms=24)
+    # Through JSON, as the stats line carries it.
+    report = json.loads(json.dumps(times.report()))
+    total = report["call_ms_histograms"]["total"]
+    spent = report["call_cpu_by_bucket"]
+    fast = call_times.while_served(total, spent,
+                                   high=call_times.bucket(4.0))
+    slow = call_times.while_served(total, spent,
+                                   low=call_times.bucket(30.0))
+    assert fast == {"calls": 3, "wall": 4.0, "own_cpu": 2.0,
+                    "others_cpu": 1.0}
+    assert slow == {"calls": 1, "wall": 30.0, "own_cpu": 3.0,
+                    "others_cpu": 24.0}
+    assert call_times.while_served(total, spent, low=call_times.bucket(
+        100.0)) is None
+
+
+def test_the_benchmark_tells_what_the_workers_did_during_slow_calls():
+    from benchmarks import worker_stats
+
+    def worker(calls):
+        clock, cpu = _Clock(), _Cpu()
+        times = call_times.CallTimes(clock=clock, cpu_clocks=cpu.clocks())
+        for wall, own, others in calls:
+            _served(times, clock, cpu, wall, own, others)
+        return json.loads(json.dumps(times.report()))
+
+    # 98 calls of 2 ms on one worker; the two slowest, on the other,
+    # waited while their process ran 15 ms of other calls.
+    stats = {1: worker([(2, 1, 0.5)] * 98), 2: worker([(20, 2, 15)] * 2)}
+    figures = worker_stats.service_times(stats)
+    assert figures["while_served"] == {
+        "p50_and_under": {"calls": 98, "wall": 2.0, "own_cpu": 1.0,
+                          "others_cpu": 0.5},
+        "p99_and_over": {"calls": 2, "wall": 20.0, "own_cpu": 2.0,
+                         "others_cpu": 15.0}}
+    # Stats lines of workers from before this was counted.
+    del stats[1]["call_cpu_by_bucket"], stats[2]["call_cpu_by_bucket"]
+    assert worker_stats.service_times(stats)["while_served"] is None
