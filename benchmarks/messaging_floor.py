@@ -5,7 +5,8 @@ gantt-scheduler, for benchmarks.rpc (``--messaging-floor``).
         --reply reply.json
 
 A server on gantt-scheduler's transport (rpc.conf.get_server_transport:
-its RabbitMQ listener included), topic, exchange and executor, with
+its RabbitMQ listener included), topic, exchange, executor and
+dispatcher (rpc.call_monitor), with
 ``[scheduler] workers`` processes as the service has, whose
 select_destinations does nothing: it answers every call with the reply
 in ``--reply``, the primitives of a real answer of gantt's (three Nova
@@ -28,7 +29,9 @@ import threading
 
 import oslo_messaging
 from oslo_log import log as logging
+from oslo_messaging.rpc import server as om_rpc_server
 
+from rpc import call_monitor
 from rpc import conf as rpc_conf
 from rpc import server as server_mod
 from rpc import service as service_mod
@@ -55,8 +58,12 @@ class FloorEndpoint:
 def serve(conf, reply, stop):
     transport = rpc_conf.get_server_transport(conf)
     endpoint = FloorEndpoint(reply)
-    server = oslo_messaging.get_rpc_server(
-        transport, server_mod.target(conf), [endpoint])
+    # gantt-scheduler's dispatcher: call-monitor heartbeats from one
+    # thread (rpc.call_monitor); oslo.messaging's no-op serializer.
+    dispatcher = call_monitor.MonitoredDispatcher(
+        [endpoint], oslo_messaging.NoOpSerializer())
+    server = om_rpc_server.RPCServer(transport, server_mod.target(conf),
+                                     dispatcher)
     try:
         server.start()
         LOG.info("%s pid=%d", READY, os.getpid())
@@ -64,6 +71,7 @@ def serve(conf, reply, stop):
         server.stop()
         server.wait()
     finally:
+        dispatcher.monitor.close()
         transport.cleanup()
     LOG.info("%s pid=%d %s", STATS, os.getpid(),
              json.dumps({"calls": endpoint.calls}))

@@ -30,9 +30,9 @@ import sqlalchemy as sa
 from oslo_log import log as logging
 from oslo_messaging.rpc import server as om_rpc_server
 
+from rpc import call_monitor, errors
 from rpc import call_times as call_times_mod
 from rpc import conf as rpc_conf
-from rpc import errors
 from rpc import recorder as recorder_mod
 from rpc import serializer as serializer_mod
 from scheduler import errors as scheduler_errors
@@ -513,6 +513,11 @@ class OrderedCastsServer(om_rpc_server.RPCServer):
             on_shutdown=self._handled_all)
 
     def _handled_all(self):
+        # The dispatcher's call monitor (rpc.call_monitor), when it has
+        # one: no call is left to keep alive.
+        monitor = getattr(self.dispatcher, "monitor", None)
+        if monitor is not None:
+            monitor.close()
         if self.recorder is not None:
             self.recorder.close()
 
@@ -534,7 +539,8 @@ class OrderedCastsServer(om_rpc_server.RPCServer):
 
 def build_server(conf, scheduler, transport=None):
     """An oslo.messaging RPC server for ``scheduler`` (threading executor,
-    casts in order, Nova serializer); not started. Without
+    casts in order, Nova serializer, call-monitor heartbeats from one
+    thread); not started. Without
     ``transport``, one is made from ``conf`` (the caller cleans it up:
     ``server.transport``). With ``[recording] enabled``, it records what
     it serves until it has stopped (``server.recorder``). Each
@@ -545,13 +551,15 @@ def build_server(conf, scheduler, transport=None):
     call_times = call_times_mod.CallTimes()
     if transport is None:
         transport = rpc_conf.get_server_transport(conf)
-    # No executor argument: oslo.messaging picks threading unless
-    # eventlet has monkey-patched the process (passing it is deprecated).
-    server = oslo_messaging.get_rpc_server(
-        transport, target(conf), endpoints(scheduler, recorder, call_times),
-        serializer=_ServerSerializer(serializer_mod.NovaSerializer(),
-                                     getattr(scheduler, "stats", None)),
-        server_cls=OrderedCastsServer)
+    # As oslo_messaging.get_rpc_server builds it, with the dispatcher
+    # that keeps calls alive from one thread (rpc.call_monitor). No
+    # executor argument: oslo.messaging picks threading unless eventlet
+    # has monkey-patched the process (passing it is deprecated).
+    dispatcher = call_monitor.MonitoredDispatcher(
+        endpoints(scheduler, recorder, call_times),
+        _ServerSerializer(serializer_mod.NovaSerializer(),
+                          getattr(scheduler, "stats", None)))
+    server = OrderedCastsServer(transport, target(conf), dispatcher)
     server.recorder = recorder
     server.call_times = call_times
     return server

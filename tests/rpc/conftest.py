@@ -64,3 +64,13 @@ def in_process(sqlite_store, _stopping):
                                   args=(server, transport, scheduler))
         thread.start()
         _stopping.append(thread)
+
+
+@pytest.fixture(params=["in-process", "rabbitmq"])
+def transport_url(request):
+    """A transport URL: None (the in-process broker), then the test
+    RabbitMQ's."""
+    if request.param == "rabbitmq":
+        helpers.require_rabbit()
+        return helpers.RABBIT_URL
+    return None

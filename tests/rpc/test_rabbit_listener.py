@@ -73,14 +73,6 @@ class _Ping:
         return "pong"
 
 
-@pytest.fixture(params=["in-process", "rabbitmq"])
-def transport_url(request):
-    if request.param == "rabbitmq":
-        helpers.require_rabbit()
-        return helpers.RABBIT_URL
-    return None
-
-
 def _serve(transport_url, driver_cls, idle_wait,
            server_cls=om_rpc_server.RPCServer):
     conf = helpers.messaging_conf(transport_url, helpers.unique_topic())
