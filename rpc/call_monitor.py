@@ -80,9 +80,9 @@ class CallMonitor:
             return None
         call = _Call(incoming, interval, self._clock() + interval)
         with self._lock:
-            if self._thread is None and not self._stop.is_set():
+            if self._thread is None:
                 self._thread = threading.Thread(
-                    target=self._run, daemon=True,
+                    target=self._run, args=(self._stop,), daemon=True,
                     name="gantt-call-monitor")
                 self._thread.start()
             self._calls[id(call)] = call
@@ -97,11 +97,13 @@ class CallMonitor:
             self._calls.pop(id(call), None)
 
     def close(self):
-        """Stop the thread (calls still in progress get no more
-        heartbeats)."""
-        self._stop.set()
+        """Stop the thread: calls still in progress get no more
+        heartbeats; a call started later (a server started again)
+        starts a new one."""
         with self._lock:
-            thread = self._thread
+            thread, stop = self._thread, self._stop
+            self._thread, self._stop = None, threading.Event()
+        stop.set()
         if thread is not None:
             thread.join(timeout=5)
 
@@ -128,8 +130,8 @@ class CallMonitor:
                 with self._lock:
                     self._calls.pop(id(call), None)
 
-    def _run(self):
-        while not self._stop.wait(self._tick):
+    def _run(self, stop):
+        while not stop.wait(self._tick):
             try:
                 self.beat()
             except Exception:

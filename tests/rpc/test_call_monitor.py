@@ -70,13 +70,14 @@ def test_heartbeats_keep_a_long_call_alive(transport_url):
         assert client.call({}, "slow", seconds=3.5) == "done"
         # And a short call, with no heartbeat due.
         assert client.call({}, "slow", seconds=0) == "done"
+        monitor_thread = server.dispatcher.monitor._thread
     finally:
         _stop(transport, server)
     # Neither call started a thread of its own.
     assert endpoint.watchdogs == [[], []]
     # The server's shutdown stopped the monitor's thread.
-    assert not any(t.name == "gantt-call-monitor" and t.is_alive()
-                   for t in threading.enumerate())
+    assert monitor_thread.name == "gantt-call-monitor"
+    assert not monitor_thread.is_alive()
 
 
 def test_without_heartbeats_the_call_times_out(transport_url):
@@ -193,4 +194,20 @@ def test_a_call_ends_only_after_the_heartbeat_being_sent():
     beating.join(10)
     ending.join(10)
     assert incoming.beats == 1
+    monitor.close()
+
+
+def test_a_closed_monitor_beats_again_for_a_later_call():
+    # A server stopped and started again keeps its dispatcher.
+    monitor = call_monitor.CallMonitor(tick=0.01)
+    incoming = _Incoming()
+    monitor.end(monitor.start(incoming, 2))
+    first = monitor._thread
+    monitor.close()
+    assert not first.is_alive()
+    later = _Incoming()
+    call = monitor.start(later, 2)
+    call.due = 0  # due at the next tick
+    helpers.wait_for(lambda: later.beats >= 1, what="a heartbeat")
+    monitor.end(call)
     monitor.close()
