@@ -47,12 +47,8 @@ def while_served(stats, total):
     over the same span (rpc.call_times.while_served). A slow call whose
     ``others_cpu`` is near its ``wall`` waited for its interpreter,
     busy with other calls."""
-    spent = {}
-    for s in stats.values():
-        for index, sums in s.get("call_cpu_by_bucket", {}).items():
-            into = spent.setdefault(int(index), [0.0] * len(sums))
-            for i, seconds in enumerate(sums):
-                into[i] += seconds
+    spent = call_times.merged_spent(
+        s.get("call_cpu_by_bucket", {}) for s in stats.values())
     if not spent:
         return None
     return {"p50_and_under": call_times.while_served(

@@ -147,13 +147,13 @@ class CallTimes:
         entered, left = spent
         phases = {"total": now - received, "before": entered - received,
                   "scheduler": left - entered, "reply": now - left}
+        indexes = {phase: bucket(1000 * seconds)
+                   for phase, seconds in phases.items()}
         with self._lock:
-            for phase, seconds in phases.items():
-                index = bucket(1000 * seconds)
+            for phase, index in indexes.items():
                 histogram = self.histograms[phase]
                 histogram[index] = histogram.get(index, 0) + 1
-            sums = self.spent.setdefault(bucket(1000 * phases["total"]),
-                                         [0.0] * _SPENT)
+            sums = self.spent.setdefault(indexes["total"], [0.0] * _SPENT)
             for i, seconds in enumerate(used):
                 sums[i] += seconds
 
@@ -172,6 +172,18 @@ class CallTimes:
                 "call_cpu_by_bucket": spent}
 
 
+def merged_spent(reports):
+    """One call_cpu_by_bucket of several workers' (report()'s; JSON's
+    string keys accepted): the sums of each bucket added up."""
+    out = {}
+    for spent in reports:
+        for index, sums in spent.items():
+            into = out.setdefault(int(index), [0.0] * _SPENT)
+            for i, seconds in enumerate(sums):
+                into[i] += seconds
+    return out
+
+
 def while_served(histogram, spent, low=None, high=None):
     """Mean ms a call of the calls whose total falls in buckets
     ``low``..``high`` (None: open): wall time from when a thread took
@@ -179,6 +191,7 @@ def while_served(histogram, spent, low=None, high=None):
     the process's CPU over the same spans (``others_cpu``). None when
     no call falls there. ``histogram``: total's; ``spent``: the
     call_cpu_by_bucket of report() (JSON's string keys accepted)."""
+    spent = merged_spent([spent])
     calls = 0
     sums = [0.0] * _SPENT
     for index, count in histogram.items():
@@ -187,13 +200,10 @@ def while_served(histogram, spent, low=None, high=None):
                 (high is not None and index > high):
             continue
         calls += count
-        for i, seconds in enumerate(spent.get(index, spent.get(
-                str(index), [0.0] * _SPENT))):
+        for i, seconds in enumerate(spent.get(index, ())):
             sums[i] += seconds
     if not calls:
         return None
     wall, own, process = (1000 * v / calls for v in sums)
     return {"calls": calls, "wall": round(wall, 2), "own_cpu": round(own, 2),
             "others_cpu": round(process - own, 2)}
-
-
