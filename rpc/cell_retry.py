@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import requests
 
@@ -40,7 +40,8 @@ class MaxRetriesExceeded(errors.SchedulerError):
     """No alternate of the instance could be claimed."""
 
     def __init__(self, instance_uuid: str, failed_host: str | None,
-                 tried: Iterable[tuple[str, str]]) -> None:
+                 tried: Iterable[tuple[str, str]],
+                 kept_source: bool = False) -> None:
         self.instance_uuid = instance_uuid
         self.failed_host = failed_host
         # [(host, why)] in the order tried
@@ -52,9 +53,11 @@ class MaxRetriesExceeded(errors.SchedulerError):
             detail = f"no alternate host could be claimed: {hosts}"
         else:
             detail = "no alternate host left"
+        holds = ("only what it held before the failed claim (its source)"
+                 if kept_source else "no allocations")
         super().__init__(
             f"exhausted the hosts for instance {instance_uuid}{where}: "
-            f"{detail}; the instance holds no allocations")
+            f"{detail}; the instance holds {holds}")
 
 
 class InvalidSelection(errors.SchedulerError, ValueError):
@@ -83,12 +86,16 @@ def claim_first(placement: placement_port.PlacementPort
     ``failed_host`` (a service host or a node name) is skipped and the
     rest are tried in order.
 
-    The instance's allocations (the failed host's claim) are removed
-    first; an alternate whose request cannot be claimed (its host filled
-    up or went away) is skipped. A selection without an allocation
-    request is taken as it is, as Nova does. Raises MaxRetriesExceeded
-    when none remains: the instance then holds no allocations.
-    InvalidSelection (before any change) for a malformed selection.
+    The failed host's claim is removed first: the instance's
+    allocations, except what it also holds outside the failed host's
+    tree and its request (an evacuated instance's source allocation,
+    which stays, and which the alternate's claim is made beside). An
+    alternate whose request cannot be claimed (its host filled up or
+    went away) is skipped. A selection without an allocation request is
+    taken as it is, as Nova does. Raises MaxRetriesExceeded when none
+    remains: the instance then holds no allocations (or its source
+    only). InvalidSelection (before any change) for a malformed
+    selection.
     """
     if not isinstance(selections, list | tuple):
         raise InvalidSelection(
@@ -101,15 +108,19 @@ def claim_first(placement: placement_port.PlacementPort
                 f"instance {instance_uuid}: no selections given (expected "
                 "the failed host first, then its alternates)")
         failed_host = given[0].service_host
-        alternates = given[1:]
+        failed, alternates = given[:1], given[1:]
     else:
-        alternates = [s for s in given
-                      if failed_host not in (s.service_host, s.nodename)]
+        failed = [s for s in given
+                  if failed_host in (s.service_host, s.nodename)]
+        alternates = [s for s in given if s not in failed]
     # Parse every request before changing anything.
     wanted = [(s, _allocation_request(s, instance_uuid))
               for s in alternates]
+    failed_requests = [_allocation_request(s, instance_uuid)
+                       for s in failed]
     port = placement_port.for_writer(placement)
-    port.unclaim(instance_uuid)
+    kept_source = _release_failed(port, instance_uuid, failed,
+                                  failed_requests, project_id, user_id)
     tried = []
     for chosen, request in wanted:
         if request is None:
@@ -118,7 +129,51 @@ def claim_first(placement: placement_port.PlacementPort
         if outcome is claims.Outcome.CLAIMED:
             return chosen
         tried.append((chosen.service_host, outcome.value))
-    raise MaxRetriesExceeded(instance_uuid, failed_host, tried)
+    raise MaxRetriesExceeded(instance_uuid, failed_host, tried, kept_source)
+
+
+def _release_failed(port: placement_port.PlacementPort, instance_uuid: str,
+                    failed: Sequence[selection_mod.Selection],
+                    requests: Sequence[result_mod.AllocationRequest | None],
+                    project_id: str | None, user_id: str | None) -> bool:
+    """Remove the failed hosts' claim of the instance; True when it kept
+    a source allocation beside it.
+
+    A new instance holds only what its claim wrote, all of it in the
+    failed request. An evacuated instance also holds its source host's
+    allocation (Nova's scheduler claims the destination beside it): then
+    only the failed hosts' trees are removed, and the source (with any
+    sharing provider it uses) stays."""
+    writer = port.writer
+    held, generation = claims.read_held(writer, instance_uuid)
+    claimed: set[str] = set()
+    for request in requests:
+        if request is None:
+            claimed = set()
+            break
+        claimed.update(request.allocations)
+    if generation is None or not claimed or set(held) <= claimed:
+        port.unclaim(instance_uuid)
+        return False
+    trees: set[str] = set()
+    for sel in failed:
+        if sel.compute_node_uuid:
+            trees.update(str(p.uuid) for p in
+                         writer.provider_tree(sel.compute_node_uuid))
+    source = {rp: amounts for rp, amounts in held.items()
+              if rp not in trees}
+    if source == held:
+        return True
+    try:
+        writer.put_allocations(instance_uuid, source,
+                               project_id=project_id, user_id=user_id,
+                               consumer_generation=generation)
+    except placement_errors.ConsumerGenerationConflict:
+        raise errors.AllocationUpdateFailed(
+            instance_uuid, "another process changed the instance's "
+            "allocations while the failed host's claim was removed"
+        ) from None
+    return True
 
 
 def _as_selection(value: Any, position: int) -> selection_mod.Selection:
@@ -221,6 +276,37 @@ class PlacementHttp:
         if response.status_code != 204:
             raise _failure(response)
 
+    def get_allocations(self, consumer_uuid: str) -> HttpConsumerView:
+        """The consumer's allocations and generation (GET
+        /allocations/{consumer})."""
+        response = self._request("GET", f"/allocations/{consumer_uuid}")
+        if response.status_code != 200:
+            raise _failure(response)
+        body = _json_of(response)
+        try:
+            held = {rp: _Resources(dict(entry["resources"]))
+                    for rp, entry in body["allocations"].items()}
+        except (KeyError, TypeError, AttributeError):
+            raise PlacementUnavailable(
+                f"placement answered GET /allocations/{consumer_uuid} "
+                f"with no allocations: {response.text[:200]!r}") from None
+        generation = body.get("consumer_generation")
+        return HttpConsumerView(
+            held, None if generation is None else _Generation(generation))
+
+    def provider_tree(self, uuid: str) -> list[Any]:
+        """The providers of ``uuid``'s tree (each with ``.uuid``)."""
+        response = self._request("GET", f"/resource_providers?in_tree={uuid}")
+        if response.status_code != 200:
+            raise _failure(response)
+        try:
+            return [_Resources({}, rp["uuid"])
+                    for rp in _json_of(response)["resource_providers"]]
+        except (KeyError, TypeError):
+            raise PlacementUnavailable(
+                f"placement answered GET /resource_providers?in_tree={uuid}"
+                f" without providers: {response.text[:200]!r}") from None
+
     def delete_allocations(self, consumer_uuid: str) -> None:
         response = self._request("DELETE", f"/allocations/{consumer_uuid}")
         if response.status_code == 404:
@@ -244,6 +330,35 @@ class PlacementHttp:
             raise PlacementUnavailable(
                 f"placement at {self.endpoint} did not answer {method} "
                 f"{path}: {exc}") from None
+
+
+class _Resources(NamedTuple):
+    """An allocation's resources (and a provider's uuid), as the
+    embedded placement's answers have them."""
+
+    resources: dict[str, int]
+    uuid: str = ""
+
+
+class _Generation(NamedTuple):
+    generation: int
+
+
+class HttpConsumerView(NamedTuple):
+    """GET /allocations/{consumer} in the shape of the embedded
+    placement's ConsumerView (what scheduler.claims reads)."""
+
+    allocations: dict[str, _Resources]
+    consumer: _Generation | None
+
+
+def _json_of(response: requests.Response) -> Any:
+    try:
+        return response.json()
+    except ValueError:
+        raise PlacementUnavailable(
+            f"placement answered {response.status_code} with a body that "
+            f"is not JSON: {response.text[:200]!r}") from None
 
 
 # The server's wording is kept: these carry it instead of composing their

@@ -32,6 +32,25 @@ class NoValidHost(Exception):
 NoValidHost.__module__ = NOVA_EXCEPTION_MODULE
 
 
+class AllocationUpdateFailed(Exception):
+    """Nova's AllocationUpdateFailed as it crosses the wire: a claim
+    beside an evacuated instance's source allocation lost to another
+    writer of that instance. Nova's conductor sets the instance to
+    ERROR on it, as on NoValidHost."""
+
+    def __init__(self, message=None, consumer_uuid="", error=""):
+        if message is None:
+            message = (f"Failed to update allocations for consumer "
+                       f"{consumer_uuid}. Error: {error}")
+        super().__init__(message)
+        self.message = message
+        self.kwargs = {"consumer_uuid": consumer_uuid, "error": error,
+                       "code": 500}
+
+
+AllocationUpdateFailed.__module__ = NOVA_EXCEPTION_MODULE
+
+
 class InvalidRequest(Exception):
     """A call whose arguments the scheduler cannot use (a request spec,
     an object primitive or a host report); the message says which field

@@ -75,6 +75,7 @@ class SchedulerEndpoint:
     # -- calls ------------------------------------------------------------
 
     @oslo_messaging.expected_exceptions(errors.NoValidHost,
+                                        errors.AllocationUpdateFailed,
                                         errors.InvalidRequest)
     def select_destinations(self, ctxt, request_spec=None,
                             filter_properties=None, spec_obj=_NOT_SENT,
@@ -99,6 +100,13 @@ class SchedulerEndpoint:
                          _request_id(ctxt), exc.message)
                 self._record(ctxt, spec, uuids, error=exc.message)
                 raise errors.NoValidHost(reason=exc.message) from None
+            except scheduler_errors.AllocationUpdateFailed as exc:
+                LOG.info("Claim failed (request %s): %s",
+                         _request_id(ctxt), exc.message)
+                self._record(ctxt, spec, uuids, error=exc.message)
+                raise errors.AllocationUpdateFailed(
+                    consumer_uuid=exc.consumer_uuid,
+                    error=exc.error) from None
             except scheduler_errors.SchedulerError as exc:
                 # A bad spec, or instances that hold allocations already:
                 # the caller's to fix, not a server fault.
@@ -325,9 +333,12 @@ def _spec_of(request_spec, filter_properties, spec_obj):
         if isinstance(spec_obj, request_spec_mod.RequestSpec):
             return spec_obj
         if isinstance(spec_obj, dict):
-            # gantt's JSON form; the serializer turned Nova's object
-            # primitive into a RequestSpec already.
-            return request_spec_mod.RequestSpec.from_dict(spec_obj)
+            # gantt's JSON form, from a client other than Nova's
+            # conductor (the serializer turned Nova's object primitive
+            # into a RequestSpec already): Nova's internal hints are
+            # dropped, as Nova's API drops them from users' requests.
+            return request_spec_mod.RequestSpec.from_dict(
+                spec_obj).without_internal_hints()
         raise errors.InvalidRequest(
             f"spec_obj: expected a RequestSpec, got "
             f"{type(spec_obj).__name__}")

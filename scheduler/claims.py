@@ -6,6 +6,14 @@ the caller tries again on fresh state or moves on.
 The writes go through an :class:`AllocationWriter`: the embedded
 placement (placement.direct.PlacementDirect) or its REST API
 (rpc.cell_retry.PlacementHttp); both raise placement.errors' types.
+
+An instance that holds allocations already is being evacuated: Nova's
+conductor asks for a host without moving the source's allocation to a
+migration, and Nova's scheduler then claims the destination beside the
+source in one write with the consumer's current generation (the source
+stays held until its compute comes back and cleans up). :func:`claim`
+does the same, and says what the consumer held before so that a
+rollback puts exactly that back (:func:`release`).
 """
 
 from __future__ import annotations
@@ -18,6 +26,9 @@ from placement import errors as placement_errors
 from placement.candidates import result as result_mod
 from placement.objects import allocations
 from scheduler import errors
+
+# {provider uuid: {resource class: amount}}
+AllocationMap = dict[str, dict[str, int]]
 
 # Retries of one allocation request after a concurrent update: each
 # retry reads fresh state in a new transaction.
@@ -38,6 +49,23 @@ class AllocationWriter(Protocol):
 
     def delete_allocations(self, consumer_uuid: Any) -> object: ...
 
+    def get_allocations(self, consumer_uuid: Any) -> Any:
+        """The consumer's allocations: ``.allocations`` {provider uuid:
+        an entry with ``.resources``}, ``.consumer`` (None when it does
+        not exist, else with ``.generation``)."""
+
+    def provider_tree(self, uuid: Any) -> Any:
+        """The providers (each with ``.uuid``) of ``uuid``'s tree."""
+
+
+class Held(NamedTuple):
+    """What a consumer held when a claim was made beside it (an
+    evacuation's source), with its owner: put back on a rollback."""
+
+    allocations: AllocationMap
+    project_id: str | None
+    user_id: str | None
+
 
 class Outcome(enum.Enum):
     CLAIMED = "claimed"
@@ -46,19 +74,95 @@ class Outcome(enum.Enum):
     RACE = "lost race"  # still losing after the retries
 
 
+# What makes a request unclaimable as it stands (see _not_claimed).
+_NOT_CLAIMABLE = (placement_errors.InvalidInventory,
+                  placement_errors.AllocationProviderNotFound,
+                  placement_errors.NotFound)
+
+
+def _not_claimed(exc: Exception) -> Outcome:
+    """The Outcome of a claim refused with one of _NOT_CLAIMABLE:
+    capacity or constraints changed, or a provider is gone."""
+    if isinstance(exc, placement_errors.InvalidInventory):
+        return Outcome.NO_ROOM
+    return Outcome.GONE
+
+
 def claim(placement: AllocationWriter, consumer_uuid: str,
           allocation_request: result_mod.AllocationRequest,
-          project_id: str | None, user_id: str | None) -> Outcome:
+          project_id: str | None, user_id: str | None,
+          held: dict[str, Held] | None = None) -> Outcome:
     """Allocate ``allocation_request`` (placement.candidates
-    AllocationRequest) to the new consumer ``consumer_uuid``; an Outcome.
-    An instance that holds allocations already is the caller's error."""
-    return _write(
-        lambda: placement.put_allocations(
-            consumer_uuid, allocation_request.allocations,
-            project_id=project_id, user_id=user_id,
-            consumer_generation=None),
-        lambda exc: f"instance {consumer_uuid} holds allocations already: "
-                    "remove them before scheduling it again")
+    AllocationRequest) to ``consumer_uuid``; an Outcome.
+
+    A consumer that holds allocations already (an evacuation) gets the
+    request beside them, as Nova's scheduler claims it: what it holds,
+    plus the request's providers it holds nothing on, written with its
+    current generation. What it held is then recorded in
+    ``held[consumer_uuid]``. A consumer changed by someone else between
+    that read and the write raises errors.AllocationUpdateFailed, as
+    Nova's report client does."""
+    new = True
+    for _ in range(1 + CONCURRENT_RETRIES):
+        try:
+            if new:
+                placement.put_allocations(
+                    consumer_uuid, allocation_request.allocations,
+                    project_id=project_id, user_id=user_id,
+                    consumer_generation=None)
+                return Outcome.CLAIMED
+            before, generation = read_held(placement, consumer_uuid)
+            if generation is None:
+                # Removed since the write that found it: new again.
+                new = True
+                continue
+            _claim_beside(placement, consumer_uuid, allocation_request,
+                          before, generation, project_id, user_id)
+            if held is not None:
+                held[consumer_uuid] = Held(before, project_id, user_id)
+            return Outcome.CLAIMED
+        except placement_errors.ConsumerGenerationConflict:
+            if not new:
+                raise errors.AllocationUpdateFailed(
+                    consumer_uuid, "another process changed the consumer "
+                    "after the scheduler read its allocations") from None
+            new = False
+        except placement_errors.ConcurrentUpdate:
+            continue
+        except _NOT_CLAIMABLE as exc:
+            return _not_claimed(exc)
+    return Outcome.RACE
+
+
+def _claim_beside(placement: AllocationWriter, consumer_uuid: str,
+                  allocation_request: result_mod.AllocationRequest,
+                  before: AllocationMap, generation: int,
+                  project_id: str | None, user_id: str | None) -> None:
+    """Write ``allocation_request`` beside what an existing consumer
+    holds (see claim)."""
+    if not before:
+        # A consumer without allocations: Nova's claim of it fails the
+        # same way (its write expects no consumer).
+        raise errors.AllocationUpdateFailed(
+            consumer_uuid, "the consumer exists but holds no allocations")
+    both = {rp: dict(amounts) for rp, amounts in before.items()}
+    for rp, amounts in allocation_request.allocations.items():
+        # A provider it holds already (a shared one) keeps its amounts.
+        both.setdefault(rp, dict(amounts))
+    placement.put_allocations(consumer_uuid, both, project_id=project_id,
+                              user_id=user_id,
+                              consumer_generation=generation)
+
+
+def read_held(placement: AllocationWriter, consumer_uuid: str
+              ) -> tuple[AllocationMap, int | None]:
+    """(allocations, generation) of a consumer; ({}, None) when it does
+    not exist."""
+    view = placement.get_allocations(consumer_uuid)
+    allocated = {str(rp): dict(entry.resources)
+                 for rp, entry in view.allocations.items()}
+    consumer = view.consumer
+    return allocated, (None if consumer is None else consumer.generation)
 
 
 def claim_all(placement: AllocationWriter,
@@ -109,11 +213,8 @@ def _write(write: Callable[[], object],
             raise errors.SchedulerError(already_held(exc)) from None
         except placement_errors.ConcurrentUpdate:
             continue
-        except placement_errors.InvalidInventory:
-            return Outcome.NO_ROOM
-        except (placement_errors.AllocationProviderNotFound,
-                placement_errors.NotFound):
-            return Outcome.GONE
+        except _NOT_CLAIMABLE as exc:
+            return _not_claimed(exc)
     return Outcome.RACE
 
 
@@ -123,3 +224,28 @@ def unclaim(placement: AllocationWriter, consumer_uuid: str) -> None:
         placement.delete_allocations(consumer_uuid)
     except placement_errors.AllocationsNotFound:
         pass
+
+
+def release(placement: AllocationWriter, consumer_uuid: str,
+            before: Held | None) -> None:
+    """Undo a claim: put back what the consumer held ``before`` it (a
+    Held recorded by :func:`claim`), or remove its allocations when it
+    held nothing. Another writer's change in between is retried on
+    fresh state."""
+    if before is None:
+        unclaim(placement, consumer_uuid)
+        return
+    for _ in range(1 + CONCURRENT_RETRIES):
+        _, generation = read_held(placement, consumer_uuid)
+        try:
+            placement.put_allocations(
+                consumer_uuid, before.allocations,
+                project_id=before.project_id, user_id=before.user_id,
+                consumer_generation=generation)
+            return
+        except (placement_errors.ConsumerGenerationConflict,
+                placement_errors.ConcurrentUpdate):
+            continue
+    raise errors.AllocationUpdateFailed(
+        consumer_uuid, "its allocations kept changing while the scheduler "
+        "put back what it held before the claim")

@@ -36,6 +36,18 @@ class NoValidHost(SchedulerError):
     explain: dict[str, Any] | None = None
 
 
+class AllocationUpdateFailed(SchedulerError):
+    """A claim beside a consumer's allocations (an evacuation) lost to
+    another writer of that consumer: Nova's AllocationUpdateFailed, which
+    its conductor answers by setting the instance to ERROR."""
+
+    def __init__(self, consumer_uuid: str, error: str) -> None:
+        super().__init__(f"Failed to update allocations for consumer "
+                         f"{consumer_uuid}. Error: {error}")
+        self.consumer_uuid = consumer_uuid
+        self.error = error
+
+
 def from_filter(error: filters_base.RequestError) -> InvalidRequestSpec:
     """A filter's RequestError as the scheduler reports it: an
     InvalidRequestSpec (what the RPC server and the commands answer a

@@ -65,12 +65,14 @@ class PlacementPort:
 
     def claim(self, consumer_uuid: str,
               allocation_request: result_mod.AllocationRequest,
-              project_id: str | None,
-              user_id: str | None) -> claims.Outcome:
-        """Allocate ``allocation_request`` to the new consumer
-        ``consumer_uuid`` (see claims.claim)."""
+              project_id: str | None, user_id: str | None,
+              held: dict[str, claims.Held] | None = None
+              ) -> claims.Outcome:
+        """Allocate ``allocation_request`` to ``consumer_uuid``, beside
+        what it holds already (an evacuation: recorded in ``held``);
+        see claims.claim."""
         return claims.claim(self.writer, consumer_uuid, allocation_request,
-                            project_id, user_id)
+                            project_id, user_id, held)
 
     def claim_all(self, writes: Sequence[Write], project_id: str | None,
                   user_id: str | None) -> claims.Outcome:
@@ -87,6 +89,12 @@ class PlacementPort:
     def unclaim(self, consumer_uuid: str) -> None:
         """Remove the consumer's allocations, if it holds any."""
         claims.unclaim(self.writer, consumer_uuid)
+
+    def release(self, consumer_uuid: str,
+                before: claims.Held | None) -> None:
+        """Undo a claim: put back what the consumer held ``before`` it,
+        or remove its allocations (see claims.release)."""
+        claims.release(self.writer, consumer_uuid, before)
 
 
 def for_writer(placement: PlacementPort | claims.AllocationWriter

@@ -374,10 +374,26 @@ class RequestSpec:
         """The JSON form: from_dict(to_dict()) gives an equal spec."""
         return _plain(dataclasses.asdict(self))
 
+    def without_internal_hints(self):
+        """The spec without Nova's internal scheduler hints (names that
+        start with ``_nova``, such as ``_nova_check_type``, which makes a
+        request a rebuild check: no placement query, no claim). Nova 34's
+        API drops them from users' requests; gantt drops them from
+        requests that do not come from Nova's conductor."""
+        kept = {k: v for k, v in self.scheduler_hints.items()
+                if not k.startswith(INTERNAL_HINT_PREFIX)}
+        if len(kept) == len(self.scheduler_hints):
+            return self
+        return dataclasses.replace(self, scheduler_hints=kept)
+
     def hint(self, name, default=None):
         """The first value of a scheduler hint (most hints are single)."""
         values = self.scheduler_hints.get(name)
         return values[0] if values else default
+
+
+# Scheduler hints only Nova's own services may set.
+INTERNAL_HINT_PREFIX = "_nova"
 
 
 def _check_meaning(data):

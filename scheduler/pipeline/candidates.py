@@ -155,7 +155,12 @@ class FindCandidates:
 
     def _forced(self, state: state_mod.RequestState) -> Rows | None:
         """Rows of the forced hosts/nodes, or None when nothing is
-        forced (forced hosts skip the filters, as in Nova)."""
+        forced. Forced hosts skip the filters, as in Nova, unless the
+        request carries Nova's internal hint ``_nova_check_type`` (a
+        rebuild with a new image: its own host, forced, must still pass
+        the filters that run on a rebuild); then they only narrow the
+        rows. A forced host that is not among the rows is no valid
+        host, and the answer says so."""
         spec = state.spec
         force_hosts = set(spec.force_hosts)
         force_nodes = set(spec.force_nodes)
@@ -163,7 +168,28 @@ class FindCandidates:
             return None
         rows = state.rows
         table = self.table
-        return rows[[(not force_hosts or table.hosts[r] in force_hosts)
-                     and (not force_nodes
-                          or table.nodenames[r] in force_nodes)
-                     for r in rows]]
+        forced = rows[[(not force_hosts or table.hosts[r] in force_hosts)
+                       and (not force_nodes
+                            or table.nodenames[r] in force_nodes)
+                       for r in rows]]
+        if not len(forced):
+            raise errors.NoValidHost(
+                f"no valid host: {_forced_names(force_hosts, force_nodes)}"
+                f" not among the {len(rows)} candidate hosts"
+                f"{'' if state.rebuild else ' placement returned'}")
+        if spec.scheduler_hints.get("_nova_check_type"):
+            state.rows = forced
+            return None
+        return forced
+
+
+def _forced_names(hosts: set[str], nodes: set[str]) -> str:
+    """The forced hosts and nodes, in words."""
+    parts = []
+    if hosts:
+        parts.append(("forced host " if len(hosts) == 1 else
+                      "forced hosts ") + ", ".join(sorted(hosts)))
+    if nodes:
+        parts.append(("node " if len(nodes) == 1 else "nodes ")
+                     + ", ".join(sorted(nodes)))
+    return " and ".join(parts)

@@ -3,7 +3,11 @@
 1. candidates: the placement query and its candidate hosts;
 2. placing: per instance, ranking (filters, weighers, order), the pick
    and its claim, and what the instance takes from the host state;
-3. selecting: the chosen hosts and their alternates.
+3. selecting: the chosen hosts and their alternates. For a request of
+   several instances the alternates come from one more ranking made
+   once every pick was taken, as Nova's scheduler does: an alternate
+   must pass the filters given all of the request's picks (an affinity
+   group's second instance leaves no other host).
 """
 
 from __future__ import annotations
@@ -31,5 +35,9 @@ class Pipeline:
         date."""
         self.find(state)
         self.place(state)
-        self.select(state, alternates)
+        after_picks = None
+        if alternates and len(state.turns) > 1 and \
+                self.select.conf.scheduler.max_attempts > 1:
+            after_picks = self.place.rank(state, len(state.turns) - 1)
+        self.select(state, alternates, after_picks)
         return state_mod.Decision(state.selections, state.explain)

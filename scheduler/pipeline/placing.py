@@ -88,8 +88,13 @@ class Place:
         transaction; None (and nothing left of it) when that claim
         fails."""
         turns, writes = self._pick_all(state)
-        outcome = self._timed(self.port.claim_all, writes, state.project_id,
-                              state.user_id)
+        try:
+            outcome = self._timed(self.port.claim_all, writes,
+                                  state.project_id, state.user_id)
+        except errors.SchedulerError:
+            # An instance holds allocations already: one at a time
+            # claims it beside them.
+            outcome = claims.Outcome.RACE
         if outcome is claims.Outcome.CLAIMED:
             state.claimed = [consumer for consumer, _ in writes]
             state.allocations = {i: w for i, (_, w) in enumerate(writes)}
@@ -169,7 +174,8 @@ class Place:
                 wanted: result_mod.AllocationRequest = \
                     result.allocation_request(index)
                 outcome = self._timed(self.port.claim, consumer, wanted,
-                                      state.project_id, state.user_id)
+                                      state.project_id, state.user_id,
+                                      state.held)
                 if outcome is claims.Outcome.CLAIMED:
                     state.claimed.append(consumer)
                     state.allocations[i] = wanted
@@ -204,8 +210,10 @@ class Place:
             f"no valid host for instance {i + 1} of {state.count}: {why}")
 
     def roll_back(self, state: state_mod.RequestState) -> None:
-        """Remove the request's claims and give back what its instances
-        took from the host state."""
+        """Remove the request's claims (putting back what an instance
+        held before its own: an evacuation's source) and give back what
+        its instances took from the host state."""
         for consumer in state.claimed:
-            self.port.unclaim(consumer)
+            self.port.release(consumer, state.held.get(consumer))
+        state.held.clear()
         self.consumption.give_back(state)

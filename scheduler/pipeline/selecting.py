@@ -2,9 +2,10 @@
 
 Each instance gets its chosen host (with the allocation request it was
 claimed with) and then, when asked, ``[scheduler] max_attempts - 1``
-alternates from its own ranking: same cell as its pick, never a host
-picked for this request, each with its own allocation request (not
-claimed), for the conductor's cell retry.
+alternates from its own ranking (for several instances, from the
+ranking made after every pick: see scheduler.pipeline.flow): same cell
+as its pick, never a host picked for this request, each with its own
+allocation request (not claimed), for the conductor's cell retry.
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ class Select:
         self.conf = conf
 
     def __call__(self, state: state_mod.RequestState,
-                 alternates: bool = True) -> None:
+                 alternates: bool = True,
+                 after_picks: state_mod.Ranking | None = None) -> None:
         turns = state.turns
         if not alternates:
             state.selections = [
@@ -32,17 +34,20 @@ class Select:
                 for i, turn in enumerate(turns)]
             return
         picked = {turn.chosen for turn in turns}
-        state.selections = [self._with_alternates(state, i, turn, picked)
-                            for i, turn in enumerate(turns)]
+        state.selections = [
+            self._with_alternates(state, i, turn, picked,
+                                  after_picks or turn.ranking)
+            for i, turn in enumerate(turns)]
 
     def _with_alternates(self, state: state_mod.RequestState, i: int,
-                         turn: state_mod.Turn,
-                         picked: set[int]) -> list[selection.Selection]:
+                         turn: state_mod.Turn, picked: set[int],
+                         ranking: state_mod.Ranking
+                         ) -> list[selection.Selection]:
         chosen = turn.chosen
         out = [self._selection(chosen, state.allocations.get(i))]
         want = self.conf.scheduler.max_attempts - 1
         cell = self.table.cell[chosen]
-        for row in turn.ranking.ordered:
+        for row in ranking.ordered:
             if len(out) > want:
                 break
             if row in picked or self.table.cell[row] != cell:

@@ -15,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from placement.candidates import result as result_mod
-from scheduler import best_first, framework, request_spec
+from scheduler import best_first, claims, framework, request_spec
 from scheduler import host_request as host_request_mod
 from scheduler import resource_request as resource_request_mod
 from scheduler import selection as selection_mod
@@ -92,6 +92,9 @@ class RequestState:
 
     # -- claims and what they took (placing, consumption) ------------------
     claimed: list[str] = dataclasses.field(default_factory=list)
+    # What a claimed instance held before its claim (an evacuation's
+    # source allocation): put back, not removed, on a rollback.
+    held: dict[str, claims.Held] = dataclasses.field(default_factory=dict)
     # With claim_later: the (instance uuid, allocation request) picked
     # for each instance, not claimed yet.
     pending: list[tuple[str, result_mod.AllocationRequest]] = \

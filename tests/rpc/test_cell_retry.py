@@ -298,10 +298,6 @@ def test_http_errors_keep_their_meaning(sqlite_store):
         with pytest.raises(placement_errors.ConsumerGenerationConflict,
                            match="consumer generation conflict"):
             http.put_allocations(instance, {rp: {"VCPU": 1}}, PROJECT, USER)
-        with pytest.raises(errors.SchedulerError,
-                           match="holds allocations already"):
-            claims.claim(http, instance, cell_retry._allocation_request(
-                w.select(new_id())[0], instance), PROJECT, USER)
         with pytest.raises(placement_errors.InvalidInventory,
                            match="Unable to allocate"):
             http.put_allocations(new_id(), {rp: {"VCPU": 99}}, PROJECT,
@@ -329,6 +325,38 @@ def test_http_errors_keep_their_meaning(sqlite_store):
         assert w.usages()["n3"] == {}
     finally:
         w.close()
+
+
+@both
+def test_an_evacuated_instance_keeps_its_source_through_a_retry(world):
+    """An evacuation's claim holds the source beside the destination
+    (Nova's conductor leaves the source's allocation on the instance).
+    When the build fails there, the retry removes the failed host only:
+    the source stays, the alternate is claimed beside it; when no
+    alternate is left, the instance holds its source alone."""
+    w = world
+    instance = new_id()
+    source = w.uuids[3]
+    w.direct.put_allocations(instance, {source: dict(USED)},
+                             project_id=PROJECT, user_id=USER)
+    spec = {"flavor": dict(FLAVOR), "project_id": PROJECT,
+            "user_id": USER, "ignore_hosts": ["n3"]}
+    [selections] = w.scheduler.select_destinations(None, spec, [instance])
+    assert [s.nodename for s in selections] == ["n0", "n1", "n2"]
+    assert w.held(instance) == {"n3": USED, "n0": USED}
+
+    chosen = cell_retry.claim_first(w.placement, selections, instance,
+                                    PROJECT, USER)
+    assert chosen is selections[1]
+    assert w.held(instance) == {"n3": USED, "n1": USED}
+
+    w.fill("n2")
+    with pytest.raises(cell_retry.MaxRetriesExceeded,
+                       match="the instance holds only what it held before "
+                             "the failed claim"):
+        cell_retry.claim_first(w.placement, selections[1:], instance,
+                               PROJECT, USER)
+    assert w.held(instance) == {"n3": USED}
 
 
 def test_unreachable_placement_is_a_clear_error(sqlite_store):

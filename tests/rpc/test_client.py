@@ -278,16 +278,31 @@ def test_bad_requests_are_clear_errors(client, world):
 
 
 def test_other_scheduler_errors_keep_their_message(client, world):
-    """Scheduling an instance that holds allocations already (a
-    reschedule that did not remove them) is refused, and says why."""
-    instance = new_id()
-    client.select_destinations(CONTEXT, gantt_spec(), [instance])
+    """A request the scheduler cannot use is refused, says why, and
+    changes nothing."""
+    instances = [new_id(), new_id()]
     with pytest.raises(client_mod.RemoteSchedulerError,
-                       match=f"instance {instance} holds allocations "
-                             "already") as caught:
-        client.select_destinations(CONTEXT, gantt_spec(), [instance])
+                       match="instance_uuids: 2 given for num_instances "
+                             "3") as caught:
+        client.select_destinations(CONTEXT, gantt_spec(num_instances=3),
+                                   instances)
     assert caught.value.exc_type
-    assert world.usages() == {**EMPTY, "n0": USED}
+    assert world.usages() == EMPTY
+
+
+def test_an_instance_holding_allocations_is_claimed_beside_them(
+        client, world):
+    """A second call for an instance that holds allocations (an
+    evacuation: its source's allocation stays on it) claims the new host
+    beside them, as Nova's scheduler does."""
+    instance = new_id()
+    [[first, *_]] = client.select_destinations(CONTEXT, gantt_spec(),
+                                               [instance])
+    [[second, *_]] = client.select_destinations(
+        CONTEXT, gantt_spec(ignore_hosts=[first.service_host]), [instance])
+    assert second.service_host != first.service_host
+    assert world.usages() == {**EMPTY, first.service_host: USED,
+                              second.service_host: USED}
 
 
 @both_kinds
@@ -513,3 +528,18 @@ def test_build_fails_then_cell_retry_claims_alternates(client, world, via):
     finally:
         if stop:
             stop()
+
+
+def test_nova_internal_hints_are_dropped_from_gantt_requests(client, world):
+    """_nova_check_type makes a request a rebuild check (no placement
+    query, no claim, forced hosts filtered). Nova 34's API drops users'
+    _nova hints; gantt drops them from its own JSON form, which is not
+    Nova's conductor: the forced host is claimed as for any request."""
+    instance = new_id()
+    [[chosen]] = client.select_destinations(
+        CONTEXT, gantt_spec(force_hosts=["n3"], scheduler_hints={
+            "_nova_check_type": ["rebuild"]}), [instance],
+        return_alternates=False)
+    assert chosen.service_host == "n3"
+    assert chosen.allocation_request is not None
+    assert world.usages() == {**EMPTY, "n3": USED}

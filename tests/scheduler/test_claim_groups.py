@@ -126,8 +126,12 @@ def test_a_refused_request_does_not_hold_back_its_group(
     assert usage(placement, uuids[0])["VCPU"] == 4
 
 
-def test_an_instance_that_holds_allocations_fails_alone(
+def test_an_instance_that_holds_allocations_is_claimed_beside_them(
         cloud, placement, make):
+    """An instance that holds allocations (an evacuation: Nova's
+    conductor leaves the source's allocation on the instance) fails its
+    group's claim; decided again alone, it is claimed beside what it
+    holds, as Nova's scheduler does, and the others are placed."""
     uuids = [cloud_mod.add_host(cloud, placement, f"n{i}")
              for i in range(2)]
     s = make()
@@ -136,17 +140,21 @@ def test_an_instance_that_holds_allocations_fails_alone(
     placement.put_allocations(held, {uuids[1]: {"VCPU": 1}},
                               project_id="p1", user_id="u1")
     instances = [str(uuidlib.uuid4()), held, str(uuidlib.uuid4())]
-    out = queued_calls(s, [spec(), spec(), spec()], instances)
+    out = queued_calls(s, [spec(), spec(ignore_hosts=["n1"]), spec()],
+                       instances)
     assert s.stats["grouped_decisions"] == 3
-    assert isinstance(out[1][1], errors.SchedulerError)
-    assert "holds allocations already" in out[1][1].message
+    assert s.stats["group_fallbacks"] == 1
+    for _, sel in out:
+        assert not isinstance(sel, Exception), sel
+    assert out[1][1].compute_node_uuid == uuids[0]
     for instance, sel in (out[0], out[2]):
         assert list(placement.get_allocations(instance).allocations) == \
             [sel.compute_node_uuid]
-    # The held instance keeps what it had, and nothing more.
+    # The held instance keeps its source and holds the new host beside.
     assert {rp: a.resources for rp, a in
             placement.get_allocations(held).allocations.items()} == {
-        uuids[1]: {"VCPU": 1}}
+        uuids[1]: {"VCPU": 1},
+        uuids[0]: {"VCPU": 2, "MEMORY_MB": 1024, "DISK_GB": 10}}
 
 
 def test_one_instance_asked_twice_in_a_group_is_placed_once(
@@ -162,10 +170,15 @@ def test_one_instance_asked_twice_in_a_group_is_placed_once(
         twice).allocations
     assert list(placement.get_allocations(other).allocations) == \
         [out[1][1].compute_node_uuid]
-    assert isinstance(out[2][1], errors.SchedulerError)
-    assert "holds allocations already" in out[2][1].message
+    # Decided again alone, the retry finds the instance holding the
+    # first claim and is claimed beside it, as Nova's scheduler claims an
+    # instance that holds allocations; a host it holds already adds
+    # nothing.
+    held = placement.get_allocations(twice).allocations
+    assert set(held) == {out[0][1].compute_node_uuid,
+                         out[2][1].compute_node_uuid}
     assert sum(usage(placement, p.uuid).get("VCPU", 0)
-               for p in placement.list_providers()) == 4
+               for p in placement.list_providers()) == 2 * (1 + len(held))
 
 
 def test_claim_group_size_one_claims_each_request_alone(

@@ -170,17 +170,93 @@ def test_ignored_hosts(cloud, placement, make):
     assert chosen.nodename == "n1"
 
 
+# A rebuild with a new image, as Nova 34's compute API sends it
+# (nova/compute/api.py, rebuild): the instance's own host and node
+# forced, and the internal hint _nova_check_type = ['rebuild'].
+def rebuild_spec(host, image=None):
+    return spec(scheduler_hints={"_nova_check_type": ["rebuild"]},
+                force_hosts=[host], force_nodes=[host],
+                image={"properties": image or {}})
+
+
 def test_rebuild_claims_nothing_and_skips_compute_filter(
         cloud, placement, make):
+    """Nova's host manager runs the filters on forced hosts when the
+    request carries _nova_check_type, and only those with RUN_ON_REBUILD
+    (ComputeFilter is not one): a disabled host still passes; Nova's
+    scheduler asks placement nothing and claims nothing for a rebuild."""
     uuids = hosts(cloud, placement, [8192, 8192])
     cloud.service("n0", enabled=False)
     s = make()
-    [[chosen]] = s.select_destinations(None, spec(
-        scheduler_hints={"_nova_check_type": ["rebuild"]},
-        requested_destination={"host": "n0", "node": "n0"}), ids(1))
+    [[chosen]] = s.select_destinations(None, rebuild_spec("n0"), ids(1))
     assert chosen.nodename == "n0"
     assert chosen.allocation_request is None
     assert used(placement, uuids[0]) == {}
+
+
+def test_rebuild_runs_the_image_filter_on_the_forced_host(
+        cloud, placement, make):
+    """A new image the instance's host cannot run: ImagePropertiesFilter
+    (RUN_ON_REBUILD) removes the forced host, NoValidHost; Nova skips the
+    filters for forced hosts only when _nova_check_type is absent."""
+    cloud.node("x86", supported_instances=[["x86_64", "qemu", "hvm"]])
+    cloud.node("arm", supported_instances=[["aarch64", "qemu", "hvm"]])
+    s = make()
+    with pytest.raises(manager.NoValidHost,
+                       match="ImagePropertiesFilter removed 1"):
+        s.schedule(rebuild_spec("x86", {"hw_architecture": "aarch64"}),
+                   ids(1))
+    [[chosen]] = s.select_destinations(
+        None, rebuild_spec("x86", {"hw_architecture": "x86_64"}), ids(1))
+    assert chosen.nodename == "x86"
+
+
+def test_a_forced_host_placement_did_not_return_is_named(
+        cloud, placement, make):
+    hosts(cloud, placement, [8192, 8192])
+    s = make()
+    with pytest.raises(manager.NoValidHost,
+                       match="forced host n9 not among the 2 candidate "
+                             "hosts placement returned"):
+        s.schedule(spec(force_hosts=["n9"]), ids(1))
+    big = dict(FLAVOR, memory_mb=8192 + 1)
+    with pytest.raises(manager.NoValidHost,
+                       match="forced host n0 and node n0 not among the 0 "):
+        s.schedule(spec(flavor=big, force_hosts=["n0"],
+                        force_nodes=["n0"]), ids(1))
+
+
+def affinity_spec(policy, count):
+    return spec(num_instances=count,
+                instance_group={"policy": policy, "hosts": [],
+                                "members": []})
+
+
+def test_affinity_multi_create_gets_no_alternates(cloud, placement, make):
+    """Nova filters and weighs again after every pick of a request of
+    several instances and takes every instance's alternates from that
+    (SchedulerManager._get_alternate_hosts): with affinity only the
+    chosen host passes, and a chosen host is never an alternate."""
+    hosts(cloud, placement, [16384, 12288, 8192, 6144])
+    s = make()
+    picks = s.select_destinations(None, affinity_spec("affinity", 2),
+                                  ids(2))
+    assert [[sel.nodename for sel in one] for one in picks] == [
+        ["n0"], ["n0"]]
+
+
+def test_anti_affinity_multi_create_alternates_pass_the_filters(
+        cloud, placement, make):
+    """With anti-affinity, an alternate is a host no instance of the
+    request took (what the filters allow after every pick)."""
+    hosts(cloud, placement, [16384, 12288, 8192, 6144])
+    s = make()
+    picks = s.select_destinations(None, affinity_spec("anti-affinity", 2),
+                                  ids(2))
+    chosen = [one[0].nodename for one in picks]
+    assert chosen == ["n0", "n1"]
+    for one in picks:
+        assert [sel.nodename for sel in one[1:]] == ["n2", "n3"]
 
 
 def test_lost_race_goes_to_next_host(cloud, placement, make):
@@ -261,15 +337,25 @@ def test_zone_becomes_member_of(cloud, placement, make):
     assert chosen.nodename == "n0"
 
 
-def test_instance_holding_allocations_is_refused(cloud, placement, make):
-    [uuid] = hosts(cloud, placement, [8192])
+def test_instance_holding_allocations_is_claimed_beside_them(
+        cloud, placement, make):
+    """An evacuation: the instance still holds its source's allocation;
+    the destination is claimed beside it in one write (Nova's report
+    client doubles the allocation up the same way)."""
+    source, dest = hosts(cloud, placement, [8192, 8192])
     s = make()
     [instance] = ids(1)
-    placement.put_allocations(instance, {uuid: {"VCPU": 1}},
+    placement.put_allocations(instance, {source: {"VCPU": 1}},
                               project_id="p1", user_id="u1")
-    with pytest.raises(errors.SchedulerError) as caught:
-        s.schedule(spec(), [instance])
-    assert "holds allocations already" in caught.value.message
+    generation = placement.get_consumer(instance).generation
+    [[chosen, *_]] = s.select_destinations(
+        None, spec(ignore_hosts=["n0"]), [instance])
+    assert chosen.compute_node_uuid == dest
+    view = placement.get_allocations(instance)
+    assert {rp: a.resources for rp, a in view.allocations.items()} == {
+        source: {"VCPU": 1},
+        dest: {"VCPU": 2, "MEMORY_MB": 1024, "DISK_GB": 10}}
+    assert view.consumer.generation == generation + 1
 
 
 def test_bad_spec_is_invalid(cloud, placement, make):

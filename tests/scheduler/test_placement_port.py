@@ -10,7 +10,7 @@ from placement import direct
 from placement.candidates import engine as engine_mod
 from placement.candidates import request as rq
 from placement.candidates import result as result_mod
-from scheduler import claims, placement_port
+from scheduler import claims, errors, placement_port
 from tests.scheduler import cloud as cloud_mod
 
 PROJECT, USER = "p1", "u1"
@@ -60,6 +60,75 @@ def test_claim_then_no_room_then_unclaim(world):
     port.unclaim(first)
     port.unclaim(first)  # nothing held: nothing to do
     assert used(placement, uuids[0]) == 0
+
+
+def held_by(placement, consumer):
+    return {rp: a.resources for rp, a in
+            placement.get_allocations(consumer).allocations.items()}
+
+
+def test_a_claim_beside_a_held_allocation_and_its_release(world):
+    """An evacuation's claim: the instance holds its source; the
+    destination is written beside it with the consumer's generation
+    (Nova's report client does the same), what it held is recorded,
+    and the release puts exactly that back."""
+    port, placement, (source, dest) = world
+    instance = new_id()
+    placement.put_allocations(instance, {source: {"VCPU": 2}},
+                              project_id=PROJECT, user_id=USER)
+    held = {}
+    assert port.claim(instance, vcpus(3, dest), PROJECT, USER,
+                      held) is claims.Outcome.CLAIMED
+    assert held_by(placement, instance) == {source: {"VCPU": 2},
+                                            dest: {"VCPU": 3}}
+    assert held == {instance: claims.Held({source: {"VCPU": 2}},
+                                          PROJECT, USER)}
+    port.release(instance, held[instance])
+    assert held_by(placement, instance) == {source: {"VCPU": 2}}
+    assert used(placement, dest) == 0
+    # A provider held already (the source again) keeps its amounts.
+    assert port.claim(instance, vcpus(1, source), PROJECT,
+                      USER) is claims.Outcome.CLAIMED
+    assert held_by(placement, instance) == {source: {"VCPU": 2}}
+
+
+def test_a_claim_beside_that_does_not_fit_changes_nothing(world):
+    port, placement, (source, dest) = world
+    instance, other = new_id(), new_id()
+    placement.put_allocations(instance, {source: {"VCPU": 2}},
+                              project_id=PROJECT, user_id=USER)
+    placement.put_allocations(other, {dest: {"VCPU": 3}},
+                              project_id=PROJECT, user_id=USER)
+    assert port.claim(instance, vcpus(2, dest), PROJECT,
+                      USER) is claims.Outcome.NO_ROOM
+    assert held_by(placement, instance) == {source: {"VCPU": 2}}
+
+
+def test_a_consumer_changed_during_a_claim_beside_fails_it(world):
+    """Between the read of the consumer and the write beside it another
+    writer changed it: Nova's AllocationUpdateFailed, nothing written."""
+    port, placement, (source, dest) = world
+    instance = new_id()
+    placement.put_allocations(instance, {source: {"VCPU": 2}},
+                              project_id=PROJECT, user_id=USER)
+    real = placement.get_allocations
+
+    def read_then_race(consumer):
+        view = real(consumer)
+        placement.put_allocations(
+            instance, {source: {"VCPU": 1}}, project_id=PROJECT,
+            user_id=USER, consumer_generation=view.consumer.generation)
+        return view
+
+    placement.get_allocations = read_then_race
+    try:
+        with pytest.raises(errors.AllocationUpdateFailed,
+                           match=f"consumer {instance}. Error: another "
+                                 "process changed the consumer"):
+            port.claim(instance, vcpus(3, dest), PROJECT, USER)
+    finally:
+        del placement.get_allocations
+    assert held_by(placement, instance) == {source: {"VCPU": 1}}
 
 
 def test_claim_all_is_all_or_nothing(world):
