@@ -169,12 +169,10 @@ class Scheduler:
         if isinstance(spec, dict):
             spec = _spec_from_dict(spec)
         uuids = list(instance_uuids or ())
+        # The instances given, whatever num_instances says: a move of one
+        # instance of a multi-create request keeps the request's spec
+        # (num_instances 2, one uuid), and Nova counts the uuids too.
         count = len(uuids) or spec.num_instances
-        if uuids and len(uuids) != spec.num_instances and \
-                spec.num_instances != 1:
-            raise errors.InvalidRequestSpec(
-                f"instance_uuids: {len(uuids)} given for num_instances "
-                f"{spec.num_instances}")
         project, user = _owner(spec, context)
         if (len(uuids) == 1 and count == 1 and refresh and not explain
                 and not _is_rebuild(spec)):

@@ -280,14 +280,21 @@ def test_bad_requests_are_clear_errors(client, world):
 def test_other_scheduler_errors_keep_their_message(client, world):
     """A request the scheduler cannot use is refused, says why, and
     changes nothing."""
-    instances = [new_id(), new_id()]
     with pytest.raises(client_mod.RemoteSchedulerError,
-                       match="instance_uuids: 2 given for num_instances "
-                             "3") as caught:
-        client.select_destinations(CONTEXT, gantt_spec(num_instances=3),
-                                   instances)
+                       match="flavor.vcpus") as caught:
+        client.select_destinations(
+            CONTEXT, gantt_spec(flavor=dict(FLAVOR, vcpus=-1)), [new_id()])
     assert caught.value.exc_type
     assert world.usages() == EMPTY
+
+
+def test_one_instance_of_a_multi_create_request_moves_alone(client, world):
+    """A move of one instance booted in a request of two: Nova sends the
+    request's spec (num_instances 2) with the one instance's uuid, and
+    one instance is placed."""
+    [[chosen, *_]] = client.select_destinations(
+        CONTEXT, gantt_spec(num_instances=2), [new_id()])
+    assert world.usages() == {**EMPTY, chosen.service_host: USED}
 
 
 def test_an_instance_holding_allocations_is_claimed_beside_them(
