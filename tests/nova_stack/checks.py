@@ -79,11 +79,12 @@ class Cloud:
 
     # -- servers -----------------------------------------------------
 
-    def boot(self, name, flavor="small", count=1, group=None, host=None):
+    def boot(self, name, flavor="small", count=1, group=None, host=None,
+             forced_host=None):
         """Boot ``count`` servers in one request; their ids."""
         ids = self.nova.create_server(
             name, self.flavors[flavor], standins.IMAGE_ID, count=count,
-            group=group, host=host)
+            group=group, host=host, forced_host=forced_host)
         self.created.extend(ids)
         self.expect(len(ids) == count, f"boot {name!r} x{count}: Nova "
                                        f"returned {len(ids)} servers")
@@ -107,9 +108,9 @@ class Cloud:
         return self.wait(f"server {server_id} {status}", check, timeout)
 
     def boot_active(self, name, flavor="small", count=1, group=None,
-                    host=None):
+                    host=None, forced_host=None):
         """Boot and wait until every server is ACTIVE; the servers."""
-        ids = self.boot(name, flavor, count, group, host)
+        ids = self.boot(name, flavor, count, group, host, forced_host)
         return [self.wait_status(server_id, "ACTIVE") for server_id in ids]
 
     def delete(self, server_id):

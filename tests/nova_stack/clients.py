@@ -87,6 +87,13 @@ class NovaApi:
             body["disabled_reason"] = "Nova stack test"
         return self.request("PUT", f"/os-services/{service['id']}", body)
 
+    def force_down(self, host, down):
+        """Mark a compute service forced down (or not): what an operator
+        does before evacuating a host that died."""
+        service = self.compute_service(host)
+        return self.request("PUT", f"/os-services/{service['id']}",
+                            {"forced_down": down})
+
     def hypervisors(self):
         """{hypervisor hostname: compute node uuid}."""
         found = self.get("/os-hypervisors")["hypervisors"]
@@ -113,10 +120,12 @@ class NovaApi:
     # servers ----------------------------------------------------------
 
     def create_server(self, name, flavor_id, image_id, count=1,
-                      group=None, host=None):
+                      group=None, host=None, forced_host=None):
         """Boot ``count`` servers in one request; their ids. ``host``:
         the host the scheduler must pick (Nova's requested
-        destination, an admin's choice since 2.74)."""
+        destination, an admin's choice since 2.74); ``forced_host``: a
+        forced host (``availability_zone`` ``nova:HOST``), which skips
+        the scheduler's filters."""
         body = {"server": {"name": name, "flavorRef": flavor_id,
                            "imageRef": image_id, "networks": "none",
                            "min_count": count, "max_count": count,
@@ -125,6 +134,8 @@ class NovaApi:
             body["os:scheduler_hints"] = {"group": group}
         if host:
             body["server"]["host"] = host
+        if forced_host:
+            body["server"]["availability_zone"] = f"nova:{forced_host}"
         reservation = self.request("POST", "/servers", body)[
             "reservation_id"]
         found = self.get(f"/servers?reservation_id={reservation}")

@@ -150,12 +150,25 @@ def service_conf(host, extra=None):
     return render(sections)
 
 
-def compute_conf(host, driver, state_path):
-    return service_conf(host, {"DEFAULT": {
+def compute_conf(host, driver, state_path, cell=None):
+    """A nova-compute's file; ``cell``: the urls of a cell other than
+    cell1 (see cell_sections)."""
+    return service_conf(host, {**cell_sections(cell), "DEFAULT": {
+        **cell_sections(cell).get("DEFAULT", {}),
         "compute_driver": driver,
         "state_path": state_path,
         "instances_path": state_path / "instances",
     }})
+
+
+def cell_sections(cell):
+    """What a service of another cell reads over nova.conf: that cell's
+    database and message broker (``cell``: cell_db, transport_url;
+    None: nothing, the service is in cell1)."""
+    if cell is None:
+        return {}
+    return {"DEFAULT": {"transport_url": cell["transport_url"]},
+            "database": {"connection": cell["cell_db"]}}
 
 
 def gantt_conf(urls):

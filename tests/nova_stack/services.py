@@ -26,8 +26,8 @@ RABBIT_URL = os.environ.get("GANTT_TEST_RABBIT_URL",
 
 
 # Names the harness gives: <kind>_<pid>x<6 hex digits>.
-_OURS = re.compile(r"^(?:nova_api|nova_cell0|nova_cell1|gantt_placement|"
-                   r"nova_stack)_(\d+)x[0-9a-f]{6}$")
+_OURS = re.compile(r"^(?:nova_api|nova_cell0|nova_cell1|nova_cell2|"
+                   r"gantt_placement|nova_stack)_(\d+)x[0-9a-f]{6}$")
 
 
 def suffix():

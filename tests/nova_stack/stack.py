@@ -49,6 +49,13 @@ COMPUTES = (
     ("compute-small", "stack_drivers.PlainDriver"),
 )
 LARGE, NESTED, SMALL = (host for host, _ in COMPUTES)
+# A second cell, added while the stack runs (Stack.add_cell2), with its
+# own conductor and computes: a large host that fails the first spawn
+# of reschedule-... instances, and a plain one.
+CELL2_COMPUTES = (
+    ("cell2-large", "stack_drivers.FailFirstSpawnDriver"),
+    ("cell2-small", "stack_drivers.PlainDriver"),
+)
 START_TIMEOUT = 120
 
 
@@ -89,12 +96,16 @@ class Stack:
             "api_db": f"nova_api_{tag}",
             "cell0_db": f"nova_cell0_{tag}",
             "cell_db": f"nova_cell1_{tag}",
+            "cell2_db": f"nova_cell2_{tag}",
             "placement_db": f"gantt_placement_{tag}",
         }
         self.vhost = f"nova_stack_{tag}"
+        self.vhost2 = f"nova_cell2_{tag}"
         self.urls = {key: services.database_url(name)
                      for key, name in self.databases.items()}
         self.urls["transport_url"] = services.transport_url(self.vhost)
+        self.cell2 = {"cell_db": self.urls["cell2_db"],
+                      "transport_url": services.transport_url(self.vhost2)}
         self.ports = {name: processes.free_port()
                       for name in ("placement", "standins", "api")}
         self.procs = {}
@@ -145,6 +156,7 @@ class Stack:
         services.create_databases(self.databases.values())
         self._made.append("databases")
         services.create_vhost(self.vhost)
+        services.create_vhost(self.vhost2)
         self._made.append("vhost")
 
     def _write_configs(self):
@@ -155,11 +167,15 @@ class Stack:
         for name in ("conductor", "scheduler", "api", "manage"):
             (etc / f"{name}.conf").write_text(
                 configs.service_conf(f"stack-{name}"))
-        for host, driver in COMPUTES:
-            state = self.work / "nova-state" / host
-            (state / "instances").mkdir(parents=True, exist_ok=True)
-            (etc / f"{host}.conf").write_text(
-                configs.compute_conf(host, driver, state))
+        for cell, computes in ((None, COMPUTES),
+                               (self.cell2, CELL2_COMPUTES)):
+            for host, driver in computes:
+                state = self.work / "nova-state" / host
+                (state / "instances").mkdir(parents=True, exist_ok=True)
+                (etc / f"{host}.conf").write_text(
+                    configs.compute_conf(host, driver, state, cell))
+        (etc / "conductor-cell2.conf").write_text(configs.service_conf(
+            "stack-conductor-cell2", configs.cell_sections(self.cell2)))
         (etc / "gantt.conf").write_text(configs.gantt_conf(self.urls))
 
     def _nova_conf_args(self, own):
@@ -203,6 +219,11 @@ class Stack:
             processes.Proc("nova-manage-cell0", [
                 *manage, "--config-file", cell0_conf, "db", "sync",
                 "--local_cell"], self.logs, env=child_env()).start(),
+            # cell2's schema now, its mapping only when it is added.
+            processes.Proc("nova-manage-cell2", [
+                *manage, "--config-file", self.etc / "conductor-cell2.conf",
+                "db", "sync", "--local_cell"], self.logs,
+                env=child_env()).start(),
         ]
         try:
             self._manage("api_db", "sync")
@@ -226,19 +247,22 @@ class Stack:
         """The conductor first: a nova-compute pings it at start and,
         when the ping is lost for want of a queue, waits 10 s to try
         again."""
-        nova_python = self.nova_bin / "python"
         self._spawn("nova-conductor", [self.nova_bin / "nova-conductor",
                                        *self._nova_conf_args("conductor")])
         self._start_scheduler()
         self._api_etc()
-        self._spawn("nova-api", [nova_python, NOVA_SIDE / "api_server.py",
-                                 self.ports["api"], self.etc / "api-etc"])
+        self._start_api()
         processes.wait_for(
             "nova-conductor consumes the 'conductor' queue",
             lambda: self._consumed("conductor"), START_TIMEOUT,
             interval=0.5, procs=self.procs.values())
         for host, _ in COMPUTES:
             self.start_compute(host)
+
+    def _start_api(self):
+        self._spawn("nova-api", [self.nova_bin / "python",
+                                 NOVA_SIDE / "api_server.py",
+                                 self.ports["api"], self.etc / "api-etc"])
 
     def _api_etc(self):
         """nova-api reads api-paste.ini and nova.conf from one directory
@@ -289,6 +313,49 @@ class Stack:
 
     def _discover_hosts(self):
         self._manage("cell_v2", "discover_hosts", "--verbose")
+
+    def add_cell2(self):
+        """Map a second cell, start its conductor and computes and
+        discover them, while everything else runs. nova-scheduler loads
+        cells at start and on SIGHUP (Nova's documented step after
+        adding a cell); gantt-scheduler follows the API database and is
+        told nothing."""
+        began = time.monotonic()
+        self._manage("cell_v2", "create_cell", "--name", "cell2",
+                     "--database_connection", self.cell2["cell_db"],
+                     "--transport-url", self.cell2["transport_url"])
+        self._spawn("nova-conductor-cell2", [
+            self.nova_bin / "nova-conductor",
+            *self._nova_conf_args("conductor-cell2")])
+        for host, _ in CELL2_COMPUTES:
+            self.start_compute(host)
+        wanted = {host for host, _ in CELL2_COMPUTES}
+        processes.wait_for(
+            "every cell2 nova-compute wrote its compute node record",
+            lambda: (wanted <= (found := services.compute_node_hosts(
+                self.cell2["cell_db"])), sorted(found)),
+            START_TIMEOUT, interval=1, procs=self.procs.values())
+        self._discover_hosts()
+        if self.scheduler == "nova":
+            self.procs["nova-scheduler"].signal(signal.SIGHUP)
+        # nova-api lists servers from the cells it loaded at start: it
+        # is restarted, as Nova's documentation asks after a new cell.
+        self.procs["nova-api"].stop()
+        self._start_api()
+        processes.wait_for(
+            "nova-api answers again",
+            lambda: (self.nova.services() is not None, "no answer"),
+            START_TIMEOUT, interval=0.5, procs=self.procs.values())
+        processes.wait_for(
+            "placement holds the cell2 providers",
+            lambda: (wanted <= (names := {
+                p["name"] for p in self.placement.providers()}),
+                sorted(names)), START_TIMEOUT, interval=1,
+            procs=self.procs.values())
+        processes.wait_for("every Nova service reports up",
+                           self._services_up, START_TIMEOUT, interval=1,
+                           procs=self.procs.values())
+        self.timings["add cell2"] = round(time.monotonic() - began, 1)
 
     def _wait_ready(self):
         """Every service up in Nova, every provider in placement, the
@@ -349,7 +416,8 @@ class Stack:
         for made, remove in (
                 ("databases",
                  lambda: services.drop_databases(self.databases.values())),
-                ("vhost", lambda: services.delete_vhost(self.vhost))):
+                ("vhost", lambda: [services.delete_vhost(v) for v in
+                                   (self.vhost, self.vhost2)])):
             if made in self._made:
                 try:
                     remove()
