@@ -97,11 +97,6 @@ class Proc:
         if self.alive():
             self._signal(signal.SIGTERM)
 
-    def signal(self, signum):
-        """Send ``signum`` to the process group (SIGHUP: reload)."""
-        if self.alive():
-            self._signal(signum)
-
     def reap(self, deadline):
         """Wait for the end until ``deadline`` (monotonic), then kill."""
         if self.popen is None:

@@ -317,9 +317,9 @@ class Stack:
     def add_cell2(self):
         """Map a second cell, start its conductor and computes and
         discover them, while everything else runs. nova-scheduler loads
-        cells at start and on SIGHUP (Nova's documented step after
-        adding a cell); gantt-scheduler follows the API database and is
-        told nothing."""
+        the cells at start, so it is restarted (Nova's documented step
+        after adding a cell); gantt-scheduler follows the API database
+        and is told nothing."""
         began = time.monotonic()
         self._manage("cell_v2", "create_cell", "--name", "cell2",
                      "--database_connection", self.cell2["cell_db"],
@@ -337,7 +337,14 @@ class Stack:
             START_TIMEOUT, interval=1, procs=self.procs.values())
         self._discover_hosts()
         if self.scheduler == "nova":
-            self.procs["nova-scheduler"].signal(signal.SIGHUP)
+            # Nova's documented step: nova-scheduler loads the cells at
+            # start (its SIGHUP reload left the worker deaf to calls).
+            self.procs["nova-scheduler"].stop()
+            self._start_scheduler()
+            processes.wait_for(
+                "nova-scheduler consumes the 'scheduler' queue again",
+                lambda: self._consumed("scheduler"), START_TIMEOUT,
+                interval=0.5, procs=self.procs.values())
         # nova-api lists servers from the cells it loaded at start: it
         # is restarted, as Nova's documentation asks after a new cell.
         self.procs["nova-api"].stop()
