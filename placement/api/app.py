@@ -83,23 +83,22 @@ class Dispatcher:
         path = _path(environ)
         found = self.router.match(path) if path is not None else None
         if found is None:
-            raise errors.not_found("The path names no resource of this "
-                                   "service.")
+            # No detail beyond the title, as in OpenStack Placement.
+            raise errors.not_found("")
         _template, methods, args = found
         method = environ["REQUEST_METHOD"]
         if method not in methods:
             allowed = ", ".join(methods)
             raise errors.ApiError(
-                405, f"This resource allows {allowed}.",
-                headers={"Allow": allowed})
+                405, "The method specified is not allowed for this "
+                     "resource.", headers={"Allow": allowed})
         chosen = methods[method]
         req = util.Request(environ)
         handler = chosen.handler_for(req.version)
         if handler is None:
-            raise errors.ApiError(
-                chosen.otherwise,
-                f"{method} {path} is not available at microversion "
-                f"{req.version}.")
+            # Below the route's first microversion: OpenStack
+            # Placement's bare 404 (or 405), no detail.
+            raise errors.ApiError(chosen.otherwise, "")
         environ[util.ROUTE_ARGS_KEY] = ((), args)
         return handler(req)
 

@@ -80,10 +80,12 @@ ROUTES = {
         "GET": op(resource_providers.list_all),
         "POST": op(resource_providers.create),
     },
+    # Methods in OpenStack Placement's order: a 405's Allow header lists
+    # them so.
     RP: {
         "GET": op(resource_providers.show),
-        "PUT": op(resource_providers.update),
         "DELETE": op(resource_providers.delete),
+        "PUT": op(resource_providers.update),
     },
     RP + "/inventories": {
         "GET": op(inventories.list_all),

@@ -293,12 +293,16 @@ def read_body(req):
     return body
 
 
-def extract_json(req, schema):
-    """The request body, parsed and checked against ``schema``."""
+def extract_json(req, schema, then=None):
+    """The request body, parsed and checked against ``schema`` (OpenStack
+    Placement's, so that a refusal reads the same), and once that holds
+    against ``then`` when given: gantt's stricter schema, for what
+    Placement lets through and then fails on."""
     data = parse_json(read_body(req))
-    problem = validate(data, schema)
-    if problem:
-        raise errors.bad_request(f"JSON does not validate: {problem}")
+    for each in (schema, then):
+        problem = validate(data, each) if each is not None else None
+        if problem:
+            raise errors.bad_request(f"JSON does not validate: {problem}")
     return data
 
 

@@ -34,9 +34,13 @@ def consumer_write(req, consumer_uuid, data):
     generation = allocations.UNCHECKED
     if req.since(CONSUMER_GENERATION_SINCE):
         generation = data["consumer_generation"]
+    # The schema takes an integral float (2.0) for an amount; OpenStack
+    # Placement stores it as the integer.
     return allocations.ConsumerAllocations(
         consumer_uuid,
-        {rp: dict(entry["resources"]) for rp, entry in raw.items()},
+        {rp: {rc: int(amount) if isinstance(amount, float) else amount
+              for rc, amount in entry["resources"].items()}
+         for rp, entry in raw.items()},
         project_id=data.get("project_id"), user_id=data.get("user_id"),
         consumer_generation=generation,
         consumer_type=(data["consumer_type"]

@@ -18,21 +18,37 @@ def inventory_url(req, uuid, resource_class):
         f"/resource_providers/{uuid}/inventories/{resource_class}")
 
 
+# What a record written without a field holds.
+DEFAULTS = {"reserved": 0, "min_unit": 1, "max_unit": inventories.MAX_INT,
+            "step_size": 1, "allocation_ratio": 1.0}
+
+
 def _fields(inventory):
     return {field: getattr(inventory, field) for field in FIELDS}
 
 
-def _one(req, generation, inventory, status=200):
-    body = _fields(inventory)
+def _echo(record):
+    """The answer to a write: the record as the request gave it, the
+    defaults for the fields it left out. OpenStack Placement answers
+    so: a ratio given as 1 is 1 there (a GET, from the database, says
+    1.0), a total given as 8.0 is 8.0."""
+    return {field: record.get(field, DEFAULTS.get(field))
+            for field in FIELDS}
+
+
+def _one(req, generation, inventory, status=200, record=None):
+    body = _fields(inventory) if record is None else _echo(record)
     body["resource_provider_generation"] = generation
     return util.json_response(req, body, status=status,
                               last_modified=inventory.last_modified)
 
 
-def _all(req, generation, by_class):
+def _all(req, generation, by_class, records=None):
+    shown = ({rc: _fields(inv) for rc, inv in by_class.items()}
+             if records is None
+             else {rc: _echo(record) for rc, record in records.items()})
     body = {"resource_provider_generation": generation,
-            "inventories": {rc: _fields(inv)
-                            for rc, inv in by_class.items()}}
+            "inventories": shown}
     return util.json_response(req, body, last_modified=util.latest(
         inv.last_modified for inv in by_class.values()))
 
@@ -48,8 +64,19 @@ def _provider(req):
         ) from None
 
 
-def _inventory(resource_class, data):
-    values = {field: data[field] for field in FIELDS if field in data}
+def _stored(field, value):
+    """``value`` of ``field`` as it is stored: the schema takes an
+    integral float (8.0) where it wants an integer, and OpenStack
+    Placement stores it as the integer."""
+    if field != "allocation_ratio" and isinstance(value, float):
+        return int(value)
+    return value
+
+
+def inventory_of(resource_class, data):
+    """The Inventory a checked record of a request body writes."""
+    values = {field: _stored(field, data[field])
+              for field in FIELDS if field in data}
     return inventories.Inventory(resource_class, **values)
 
 
@@ -88,7 +115,7 @@ def create(req):
     req.authorize(RULE % "create")
     provider = providers.get(req.state.store, req.arg("uuid"))
     data = util.extract_json(req, schema.POST)
-    inventory = _inventory(data["resource_class"], data)
+    inventory = inventory_of(data["resource_class"], data)
     try:
         inventory = inventories.add(
             req.state.store, provider.uuid, inventory,
@@ -101,7 +128,8 @@ def create(req):
         raise errors.bad_request(
             f"Unable to create inventory for resource provider "
             f"{provider.uuid}: {exc.message}") from None
-    response = _one(req, provider.generation + 1, inventory, status=201)
+    response = _one(req, provider.generation + 1, inventory, status=201,
+                    record=data)
     response.location = inventory_url(req, provider.uuid,
                                       inventory.resource_class)
     return response
@@ -111,9 +139,10 @@ def replace_all(req):
     util.require_json_content(req)
     req.authorize(RULE % "update")
     provider = providers.get(req.state.store, req.arg("uuid"))
-    data = util.extract_json(req, schema.PUT_ALL)
+    data = util.extract_json(req, schema.PUT_ALL,
+                             then=schema.PUT_ALL_RECORDS)
     _check_generation(provider, data)
-    wanted = [_inventory(rc, record)
+    wanted = [inventory_of(rc, record)
               for rc, record in data["inventories"].items()]
     with _update_errors(provider):
         try:
@@ -127,7 +156,7 @@ def replace_all(req):
         except placement_errors.InventoryInUse as exc:
             raise errors.conflict(f"update conflict: {exc.message}",
                                   exc.code) from None
-    return _all(req, generation, by_class)
+    return _all(req, generation, by_class, records=data["inventories"])
 
 
 @contextlib.contextmanager
@@ -155,14 +184,14 @@ def update(req):
         try:
             generation, inventory = inventories.update(
                 req.state.store, provider.uuid,
-                _inventory(resource_class, data),
+                inventory_of(resource_class, data),
                 generation=provider.generation,
                 reserved_can_be_total=_reserved_can_be_total(req))
         except placement_errors.InventoryNotFound as exc:
             raise errors.bad_request(
                 f"No inventory record with resource class for resource "
                 f"provider {provider.uuid}: {exc.message}") from None
-    return _one(req, generation, inventory)
+    return _one(req, generation, inventory, record=data)
 
 
 def delete(req):

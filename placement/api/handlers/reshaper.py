@@ -4,9 +4,10 @@ providers in one transaction."""
 from placement import errors as placement_errors
 from placement.api import errors, util
 from placement.api.handlers import allocations as allocations_handler
+from placement.api.handlers import inventories as inventories_handler
 from placement.api.schemas import allocations as allocations_schema
 from placement.api.schemas import reshaper as schema
-from placement.objects import inventories, providers, reshaper
+from placement.objects import providers, reshaper
 
 
 def _inventories(req, data):
@@ -29,9 +30,7 @@ def _inventories(req, data):
                 f"{rp_uuid}: actual: {provider.generation}, given: {given}",
                 placement_errors.CONCURRENT_UPDATE)
         out[provider.uuid] = (given, [
-            inventories.Inventory(rc, **{
-                field: record[field] for field in inventories.FIELDS
-                if field in record})
+            inventories_handler.inventory_of(rc, record)
             for rc, record in part["inventories"].items()])
     return out
 
@@ -40,7 +39,8 @@ def reshape(req):
     util.require_json_content(req)
     req.authorize("placement:reshaper:reshape")
     version = allocations_schema.step(req.version)
-    data = util.extract_json(req, schema.post(version))
+    data = util.extract_json(req, schema.post(version),
+                             then=schema.post_records(version))
     new_inventories = _inventories(req, data["inventories"])
     writes = [allocations_handler.consumer_write(req, consumer_uuid, part)
               for consumer_uuid, part in data["allocations"].items()]

@@ -25,7 +25,8 @@ def _grouped(names, suffix):
 
 @functools.lru_cache
 def query(at):
-    """The schema from version ``at`` (one of STEPS) on."""
+    """The schema from version ``at`` (one of STEPS) on. Parameters in
+    the order they arrived: a validation error prints the schema."""
     props = {}
     patterns = {}
     required = []
@@ -33,10 +34,13 @@ def query(at):
         # One group: plain resources, required, member_of.
         props["resources"] = common.STRING
         required = ["resources"]
+    if at >= (1, 16):
+        props["limit"] = LIMIT
+    if at < (1, 25):
         if at >= (1, 17):
-            props["required"] = common.STRING
+            props["required"] = common.STRING_LIST_TYPE
         if at >= (1, 21):
-            props["member_of"] = common.STRING
+            props["member_of"] = common.STRING_LIST_TYPE
     else:
         # Request groups: resources, required, member_of (and in_tree
         # from 1.31), unsuffixed or suffixed.
@@ -48,10 +52,8 @@ def query(at):
         props["group_policy"] = {"type": "string",
                                  "enum": ["none", "isolate"]}
         if at >= (1, 35):
-            props["root_required"] = common.STRING
+            props["root_required"] = common.STRING_LIST_TYPE
         if at >= (1, 36):
-            props["same_subtree"] = common.STRING
-    if at >= (1, 16):
-        props["limit"] = LIMIT
+            props["same_subtree"] = common.STRING_LIST_TYPE
     return common.obj(props, required=required,
                       pattern_properties=patterns)

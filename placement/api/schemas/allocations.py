@@ -13,6 +13,10 @@ RESOURCES = {
 }
 EXTERNAL_ID = common.string(1, 255)
 CONSUMER_TYPE = common.string(1, 255, pattern=common.NAME_PATTERN)
+# (additionalProperties, meaningless here, as OpenStack Placement's
+# schema has it: a validation error prints it.)
+CONSUMER_GENERATION = {"type": ["integer", "null"],
+                       "additionalProperties": False}
 MAPPINGS = {
     "type": "object",
     "minProperties": 1,
@@ -24,7 +28,7 @@ MAPPINGS = {
 # "resources": {...}}.
 _LIST_ITEM = common.obj(
     {"resource_provider": common.obj({"uuid": common.UUID},
-                                     required=["uuid"]),
+                                     required=["uuid"], closed_first=True),
      "resources": RESOURCES},
     required=["resource_provider", "resources"])
 
@@ -48,14 +52,14 @@ def consumer_write(version, min_providers):
              "project_id": EXTERNAL_ID, "user_id": EXTERNAL_ID}
     required = ["allocations", "project_id", "user_id"]
     if version >= (1, 28):
-        props["consumer_generation"] = {"type": ["integer", "null"]}
+        props["consumer_generation"] = CONSUMER_GENERATION
         required.append("consumer_generation")
     if version >= (1, 34):
         props["mappings"] = MAPPINGS
     if version >= (1, 38):
         props["consumer_type"] = CONSUMER_TYPE
         required.append("consumer_type")
-    return common.obj(props, required=required)
+    return common.obj(props, required=required, closed_first=True)
 
 
 @functools.lru_cache
@@ -78,9 +82,9 @@ def post(version, min_consumers=1):
     return {
         "type": "object",
         "minProperties": min_consumers,
+        "additionalProperties": False,
         "patternProperties": {
             common.UUID_KEY: consumer_write(version, 0)},
-        "additionalProperties": False,
     }
 
 

@@ -3,8 +3,11 @@
 from placement.api.schemas import common
 
 
-def _record(with_generation, generation_required, with_class=False):
+def _record(required, with_class=False):
+    """One inventory record: every field it may carry (the generation
+    first), ``required`` of them required."""
     props = {
+        "resource_provider_generation": common.INTEGER,
         "total": common.integer(1, common.MAX_INT),
         "reserved": common.integer(0, common.MAX_INT),
         "min_unit": common.integer(1, common.MAX_INT),
@@ -13,30 +16,35 @@ def _record(with_generation, generation_required, with_class=False):
         "allocation_ratio": {"type": "number",
                              "maximum": common.MAX_RATIO},
     }
-    required = ["total"]
-    if with_generation:
-        props["resource_provider_generation"] = common.INTEGER
-        if generation_required:
-            required.append("resource_provider_generation")
     if with_class:
         props["resource_class"] = common.string(
             pattern=common.NAME_PATTERN)
-        required.append("resource_class")
     return common.obj(props, required=required)
 
 
 # POST .../inventories: one record naming its class.
-POST = _record(True, False, with_class=True)
+POST = _record(["total", "resource_class"], with_class=True)
 # PUT .../inventories/{rc}: one record with the provider generation.
-PUT_ONE = _record(True, True)
+PUT_ONE = _record(["total", "resource_provider_generation"])
 # A record inside PUT .../inventories (the generation is outside).
-RECORD = _record(True, False)
-# PUT .../inventories: every record by class, and the generation.
-PUT_ALL = common.obj(
-    {"resource_provider_generation": common.INTEGER,
-     # Keys that are not class names still get their record checked;
-     # the class lookup then reports them.
-     "inventories": {"type": "object",
-                     "patternProperties": {common.NAME_PATTERN: RECORD},
-                     "additionalProperties": RECORD}},
-    required=["resource_provider_generation", "inventories"])
+RECORD = _record(["total"])
+
+
+def _put_all(other_keys):
+    inventories = {"type": "object",
+                   "patternProperties": {common.NAME_PATTERN: RECORD}}
+    if other_keys is not None:
+        inventories["additionalProperties"] = other_keys
+    return common.obj(
+        {"resource_provider_generation": common.INTEGER,
+         "inventories": inventories},
+        required=["resource_provider_generation", "inventories"])
+
+
+# PUT .../inventories: every record by class, and the generation. Keys
+# that are not class names pass unchecked, as in OpenStack Placement.
+PUT_ALL = _put_all(None)
+# What gantt checks once PUT_ALL holds: the records under keys that are
+# not class names too (OpenStack Placement answers 500 for some), so
+# that the class lookup then reports them.
+PUT_ALL_RECORDS = _put_all(RECORD)
