@@ -4,13 +4,17 @@ gantt-placement-api.
 
     .venv/bin/python -m tests.nova_functional.compare UPSTREAM_DIR GANTT_DIR
 
-Each test's exchanges are paired by what Nova asked (method, target,
-microversion, body), with the uuids of each run renamed in the order
-they first appear, since Nova draws new ones in every run. For each pair
-the status, the headers that carry meaning and the JSON body (ignoring
-whitespace and the request id; lists compared in order and, separately,
-as sets) are compared. Differences are counted by kind and route, with
-one example each.
+Both runs must be made with one hash seed (run.py's workers use 0): a
+test then sends the same requests in the same order as long as the
+answers lead it the same way. Each test's exchanges are walked in both
+runs together while Nova asked the same thing (method, target,
+microversion, body, with each run's uuids renamed: a provider after its
+name, any other in the order first seen); each pair's status, the
+headers that carry meaning and the JSON body (whitespace and request ids
+aside; lists as sets, then their order) are compared. The walk ends
+where the requests part, and the last difference seen before is counted
+as the likely reason. Differences are counted by kind and route, with
+one example each (``--examples``).
 """
 
 import argparse
