@@ -179,6 +179,16 @@ class Cloud:
         self.expect(not found, f"{what} {consumer}: expected no "
                                f"allocation, found {found}")
 
+    def build_hosts(self, server_id):
+        """The hosts of the server's build attempts (Nova records each as
+        an event of the create action, stamped to the second; a build
+        that ends in a reschedule is no error to it, so the hosts tell,
+        not the results)."""
+        return [event.get("host")
+                for action in self.nova.actions(server_id)
+                for event in action["events"]
+                if event["event"] == "compute__do_build_and_run_instance"]
+
     def host(self, server):
         return server["OS-EXT-SRV-ATTR:host"]
 

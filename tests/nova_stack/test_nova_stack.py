@@ -96,7 +96,7 @@ def test_anti_affinity_group_of_three_lands_on_distinct_hosts(scenario):
 def test_failed_build_is_rescheduled_to_a_claimed_alternate(scenario):
     (server,) = scenario.boot_active("reschedule-1")
     host = scenario.host(server)
-    builds = _build_hosts(scenario, server["id"])
+    builds = scenario.build_hosts(server["id"])
     # Two attempts: one on compute-large, one where the server runs.
     scenario.expect(
         sorted(builds) == sorted([LARGE, host]) and host != LARGE,
@@ -106,17 +106,6 @@ def test_failed_build_is_rescheduled_to_a_claimed_alternate(scenario):
     # failed host's allocation is gone.
     scenario.expect_held(server["id"], host, "small")
     scenario.usage_matches_live_instances()
-
-
-def _build_hosts(scenario, server_id):
-    """The hosts of the server's build attempts (Nova records each as an
-    event of the create action, stamped to the second; a build that ends
-    in a reschedule is no error to it, so the hosts tell, not the
-    results)."""
-    return [event.get("host")
-            for action in scenario.nova.actions(server_id)
-            for event in action["events"]
-            if event["event"] == "compute__do_build_and_run_instance"]
 
 
 def test_delete_leaves_no_allocation(scenario):
