@@ -5,14 +5,22 @@ whose it is to fix:
 - 0: done;
 - 2: the input cannot be used (a file, an argument, a config option or
   an OS_* variable; a database URL that names no known database type or
-  a driver that is not installed);
+  a driver that is not installed; an address to listen on that is not
+  this host's);
 - 1: anything else (a database that cannot be reached, a port in use, a
   failure of gantt's own).
+
+A command line option whose value does not convert (``--port abc``) is
+said with the option as it was typed: ``--port: 'abc' is not a port
+(0-65535)``, status 2.
 
 The traceback is printed only with ``--debug``: an operator reads the
 line, a developer asks for the rest.
 """
 
+import contextlib
+import io
+import re
 import sys
 import traceback
 
@@ -33,6 +41,11 @@ _MYSQL = ("pip install 'gantt[mysql]' installs PyMySQL (URL mysql:// or "
           "mysql+pymysql://)")
 DRIVER_HINTS = {"psycopg2": _POSTGRES, "psycopg": _POSTGRES,
                 "pymysql": _MYSQL, "MySQLdb": _MYSQL}
+# Database types people write that SQLAlchemy calls otherwise.
+DIALECT_HINTS = {"postgres": "postgresql", "pgsql": "postgresql",
+                 "psql": "postgresql", "maria": "mariadb",
+                 "sqlite3": "sqlite"}
+_NO_DIALECT = re.compile(r"sqlalchemy\.dialects:(\w+)")
 
 
 def _first_line(text):
@@ -48,7 +61,12 @@ def database_problem(exc):
     from sqlalchemy import exc as sa_exc
 
     if isinstance(exc, sa_exc.NoSuchModuleError):
-        return USAGE, f"database URL: {_first_line(exc)}"
+        text = _first_line(exc)
+        found = _NO_DIALECT.search(text)
+        name = found and found.group(1).split(".")[0]
+        if name in DIALECT_HINTS:
+            text += f" (did you mean {DIALECT_HINTS[name]}://?)"
+        return USAGE, f"database URL: {text}"
     if isinstance(exc, sa_exc.ArgumentError):
         return USAGE, f"database URL: {_first_line(exc)}"
     if (isinstance(exc, ModuleNotFoundError)
@@ -102,6 +120,82 @@ def run(prog, body, debug=False, usage=(), failures=()):
         return FAILURE
 
 
+# What oslo.config writes before it exits 1, for a command line option
+# whose value does not convert.
+_CLI_VALUE = re.compile(r"argument --(\S+): Invalid (\w+)(?:\((.*)\))? "
+                        r"value: (.*)")
+_KINDS = {"Integer": "an integer", "Float": "a number",
+          "Port": "a port", "Boolean": "true or false",
+          "HostAddress": "a host name or an IP address",
+          "IPAddress": "an IP address", "HostName": "a host name",
+          "URI": "a URI"}
+
+
+def _flag_given(argv, value):
+    """The option of ``argv`` that gave ``value`` (as typed), or None."""
+    for i, arg in enumerate(argv):
+        if not arg.startswith("--"):
+            continue
+        name, eq, inline = arg.partition("=")
+        if (inline == value if eq else
+                i + 1 < len(argv) and argv[i + 1] == value):
+            return name
+    return None
+
+
+def _bounds(text):
+    limits = dict(part.strip().split("=", 1)
+                  for part in (text or "").split(",") if "=" in part)
+    low, high = limits.get("min"), limits.get("max")
+    if low not in (None, "None") and high not in (None, "None"):
+        return f" ({low}-{high})"
+    if low not in (None, "None"):
+        return f" (>= {low})"
+    if high not in (None, "None"):
+        return f" (<= {high})"
+    return ""
+
+
+def cli_value_line(argv, written):
+    """Our line for what oslo.config ``written`` of a command line option
+    whose value does not convert, or None when it is not that."""
+    found = _CLI_VALUE.fullmatch(written.strip())
+    if found is None:
+        return None
+    dest, kind, bounds, value = found.groups()
+    # A command line option is read from [DEFAULT] of the files too,
+    # under its dest: a value not on the command line came from there.
+    flag = _flag_given(argv, value)
+    where = flag if flag else f"[DEFAULT] {dest}"
+    choices = re.findall(r"'([^']*)'", (bounds or "").partition(
+        "choices=")[2])
+    if choices:
+        return f"{where}: {value!r} is not one of {', '.join(choices)}"
+    what = _KINDS.get(kind, f"a valid {kind.lower()}")
+    return f"{where}: {value!r} is not {what}{_bounds(bounds)}"
+
+
+def _parse(build_conf, argv):
+    """build_conf(argv), with oslo.config's complaint about a command
+    line value that does not convert turned into a ConfigCheckError (our
+    line, status 2) rather than its own line and status 1."""
+    written = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(written):
+            conf = build_conf(argv)
+    except SystemExit as exc:
+        line = cli_value_line(argv, written.getvalue())
+        if exc.code == 1 and line is not None:
+            raise config_check.ConfigCheckError(None, None, line) from None
+        sys.stderr.write(written.getvalue())
+        raise
+    except BaseException:
+        sys.stderr.write(written.getvalue())
+        raise
+    sys.stderr.write(written.getvalue())
+    return conf
+
+
 def main(prog, argv, build_conf, body, usage=(), failures=(),
          checks=(), config_errors=()):
     """A gantt command from its arguments to its exit status: the config
@@ -111,7 +205,7 @@ def main(prog, argv, build_conf, body, usage=(), failures=(),
     and ``body(conf)`` run as run() says."""
     argv = sys.argv[1:] if argv is None else argv
     try:
-        conf = build_conf(argv)
+        conf = _parse(build_conf, argv)
         config_check.check(
             conf, lambda line: print(f"{prog}: {line}", file=sys.stderr))
         for check in checks:

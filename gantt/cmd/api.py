@@ -35,6 +35,7 @@ goes away, a connection that sends nothing before the timeout) stays
 unanswered, and an HTTP/2 connection's errors are gunicorn's own.
 """
 
+import errno
 import gc
 import os
 import socket
@@ -257,10 +258,11 @@ class Server(gunicorn_base.BaseApplication):
         return app
 
 
-def _can_bind(address):
-    """Whether ``address`` (host:port) is free, bound the way gunicorn
-    binds (SO_REUSEADDR), so that a port in use is one line rather than
-    gunicorn's five retries and its traceback."""
+def _bind_problem(address):
+    """None when ``address`` (host:port) can be listened on, bound the way
+    gunicorn binds (SO_REUSEADDR); else the exception to end with, so
+    that a port in use or an address that is not this host's is one line
+    rather than gunicorn's five retries and its traceback."""
     host, _, port = address.rpartition(":")
     host = host.strip("[]")
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
@@ -268,9 +270,22 @@ def _can_bind(address):
         probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             probe.bind((host, int(port)))
-        except OSError:
-            return False
-    return True
+        except socket.gaierror:
+            return AddressNotHere(f"cannot listen on {address}: no such "
+                                  "host name; choose --host or [api] "
+                                  "bind_host")
+        except OSError as exc:
+            if exc.errno == errno.EADDRNOTAVAIL:
+                return AddressNotHere(
+                    f"cannot listen on {address}: address not available "
+                    "on this host; choose --host or [api] bind_host")
+            if exc.errno == errno.EADDRINUSE:
+                return AddressInUse(
+                    f"{address} is in use (another server listens "
+                    "there): choose --port or [api] bind_port")
+            return AddressInUse(f"cannot listen on {address}: "
+                                f"{exc.strerror}")
+    return None
 
 
 def prepare_database(conf):
@@ -279,14 +294,18 @@ def prepare_database(conf):
 
 
 class AddressInUse(Exception):
-    """The address to listen on is taken."""
+    """The address to listen on is taken (or the OS refuses it)."""
+
+
+class AddressNotHere(Exception):
+    """The address to listen on is not one of this host's."""
 
 
 def serve(conf):
     address = bind_address(conf)
-    if not _can_bind(address):
-        raise AddressInUse(f"{address} is in use (another server listens "
-                           "there): choose --port or [api] bind_port")
+    problem = _bind_problem(address)
+    if problem is not None:
+        raise problem
     prepare_database(conf)
     LOG.info("gantt-placement-api starting: %s; listening on %s, %d "
              "workers x %d threads", conf_mod.startup_summary(conf),
@@ -301,7 +320,8 @@ def serve(conf):
 
 def main(argv=None):
     return command_errors.main("gantt-placement-api", argv, build_conf,
-                               serve, failures=(AddressInUse,))
+                               serve, usage=(AddressNotHere,),
+                               failures=(AddressInUse,))
 
 
 if __name__ == "__main__":

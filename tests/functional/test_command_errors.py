@@ -117,6 +117,56 @@ def test_port_in_use_exits_1(tmp_path):
                        "[api] bind_port")
 
 
+def test_address_not_on_this_host_exits_2(tmp_path):
+    # 10.99.99.99 is no address of the test machine: EADDRNOTAVAIL.
+    done = _run(["gantt-placement-api", "--config-file",
+                 str(_conf(tmp_path)), "--host", "10.99.99.99", "--port",
+                 "8778"], tmp_path)
+    _one_line(done, 2, "gantt-placement-api: cannot listen on "
+                       "10.99.99.99:8778: address not available on this "
+                       "host; choose --host or [api] bind_host")
+    assert not (tmp_path / "state").exists()
+
+
+@pytest.mark.parametrize("argv, line", [
+    (["--port", "abc"], "--port: 'abc' is not a port (0-65535)"),
+    (["--port=70000"], "--port: '70000' is not a port (0-65535)"),
+    (["--workers", "0"], "--workers: '0' is not an integer (>= 1)"),
+    (["--threads", "many"], "--threads: 'many' is not an integer (>= 1)"),
+    (["--host", "bad_host!"],
+     "--host: 'bad_host!' is not a host name or an IP address"),
+    (["--policy", "bogus"],
+     "--policy: 'bogus' is not one of legacy, secure, open"),
+], ids=["port", "port-range", "workers", "threads", "host", "policy"])
+def test_bad_option_value_names_the_option_as_typed(tmp_path, argv, line):
+    done = _run(["gantt-placement-api", "--config-file",
+                 str(_conf(tmp_path)), *argv], tmp_path)
+    _one_line(done, 2, f"gantt-placement-api: {line}")
+    assert not (tmp_path / "state").exists()
+
+
+def test_command_line_option_set_in_a_file_is_named_there(tmp_path):
+    # oslo.config reads a command line option from [DEFAULT] too.
+    conf = _conf(tmp_path, "strict = maybe\n")
+    done = _run(["gantt-manage", "--config-file", str(conf), "db",
+                 "version"], tmp_path)
+    _one_line(done, 2, "gantt-manage: [DEFAULT] strict: 'maybe' is not "
+                       "true or false")
+    assert not (tmp_path / "state").exists()
+
+
+@pytest.mark.parametrize("scheme, meant", [
+    ("postgres", "postgresql"), ("pgsql", "postgresql")])
+def test_database_type_misnamed_says_the_right_name(tmp_path, scheme,
+                                                    meant):
+    conf = _database_conf(tmp_path, f"{scheme}://u@127.0.0.1/placement")
+    done = _run(_commands(conf)["gantt-manage"], tmp_path)
+    _one_line(done, 2, "gantt-manage: database URL: Can't load plugin: "
+                       f"sqlalchemy.dialects:{scheme} (did you mean "
+                       f"{meant}://?)")
+    assert not (tmp_path / "state").exists()
+
+
 def test_simulate_out_naming_a_file_exits_2(tmp_path):
     out = tmp_path / "report"
     out.write_text("not a directory")
