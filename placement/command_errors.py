@@ -6,7 +6,8 @@ whose it is to fix:
 - 2: the input cannot be used (a file, an argument, a config option or
   an OS_* variable; a database URL that names no known database type or
   a driver that is not installed; an address to listen on that is not
-  this host's);
+  this host's; a ``[DEFAULT] state_path`` that cannot be created or
+  written in, named as such);
 - 1: anything else (a database that cannot be reached, a port in use, a
   failure of gantt's own).
 
@@ -27,6 +28,7 @@ import traceback
 from oslo_config import cfg
 from oslo_log import log as logging
 
+from placement import conf as conf_mod
 from placement import config_check
 
 USAGE = 2
@@ -98,6 +100,7 @@ def run(prog, body, debug=False, usage=(), failures=()):
     one line and a status: those in ``usage`` 2, those in ``failures``
     1, the database's as database_problem() says, any other 1 with its
     type named."""
+    usage = (*usage, conf_mod.StatePathError)
     try:
         return body() or 0
     except KeyboardInterrupt:

@@ -292,15 +292,38 @@ def new_conf(args=None, default_config_files=None):
     return conf
 
 
+class StatePathError(Exception):
+    """[DEFAULT] state_path names a directory gantt cannot create or
+    write in (the operator's to fix: exit status 2)."""
+
+
+def _state_path_problem(path, reason):
+    return StatePathError(f"[DEFAULT] state_path: {path}: {reason}")
+
+
 def database_url(conf):
-    """The configured database URL, or the embedded SQLite file."""
+    """The configured database URL, or the embedded SQLite file in
+    state_path (created when missing; StatePathError when it cannot be
+    created or written in)."""
     url = conf.placement_database.connection
     if url:
         return url
-    state = os.path.expanduser(conf.state_path)
-    os.makedirs(state, exist_ok=True)
-    return "sqlite:///" + os.path.join(os.path.abspath(state),
-                                       "placement.sqlite")
+    state = os.path.abspath(os.path.expanduser(conf.state_path))
+    try:
+        os.makedirs(state, exist_ok=True)
+    except FileExistsError:
+        raise _state_path_problem(state, "not a directory") from None
+    except OSError as exc:
+        raise _state_path_problem(
+            exc.filename or state,
+            f"cannot create the directory: {exc.strerror}") from None
+    path = os.path.join(state, "placement.sqlite")
+    # SQLite writes the file and its -wal and -shm files beside it.
+    if not os.access(state, os.W_OK | os.X_OK):
+        raise _state_path_problem(state, "not writable")
+    if os.path.exists(path) and not os.access(path, os.R_OK | os.W_OK):
+        raise _state_path_problem(path, "not writable")
+    return "sqlite:///" + path
 
 
 def version():

@@ -6,9 +6,11 @@ subprocesses, as an operator runs them."""
 import json
 import os
 import pathlib
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 
 import pytest
 
@@ -165,6 +167,51 @@ def test_database_type_misnamed_says_the_right_name(tmp_path, scheme,
                        f"sqlalchemy.dialects:{scheme} (did you mean "
                        f"{meant}://?)")
     assert not (tmp_path / "state").exists()
+
+
+def _as_nobody():
+    """The start of a command line that runs as nobody when the tests run
+    as root (who writes anywhere)."""
+    if os.geteuid() != 0:
+        return []
+    if shutil.which("setpriv") is None:
+        pytest.skip("root, and no setpriv to run the command as nobody")
+    return ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+
+
+@pytest.mark.parametrize("command", COMMANDS[:3], ids=list(COMMANDS[:3]))
+def test_state_path_not_writable_names_state_path(command):
+    with tempfile.TemporaryDirectory() as top:
+        top = pathlib.Path(top)
+        top.chmod(0o755)
+        state = top / "state"
+        state.mkdir(mode=0o555)
+        state.chmod(0o555)
+        conf = top / "gantt.conf"
+        conf.write_text(f"[DEFAULT]\nstate_path = {state}\n")
+        argv = _commands(conf)[command]
+        done = subprocess.run([*_as_nobody(), str(BIN / argv[0]),
+                               *argv[1:]], cwd=top, capture_output=True,
+                              text=True, timeout=120, env=_env())
+        _one_line(done, 2, f"{command}: [DEFAULT] state_path: {state}: "
+                           "not writable")
+        assert list(state.iterdir()) == []
+
+
+@pytest.mark.parametrize("under, says", [
+    ("", "not a directory"),
+    ("x", "cannot create the directory: Not a directory"),
+], ids=["a-file", "under-a-file"])
+def test_state_path_on_a_file_names_state_path(tmp_path, under, says):
+    taken = tmp_path / "taken"
+    taken.write_text("")
+    state = taken / under if under else taken
+    conf = tmp_path / "gantt.conf"
+    conf.write_text(f"[DEFAULT]\nstate_path = {state}\n")
+    done = _run(_commands(conf)["gantt-manage"], tmp_path)
+    _one_line(done, 2, f"gantt-manage: [DEFAULT] state_path: {state}: "
+                       f"{says}")
+    assert taken.read_text() == ""
 
 
 def test_simulate_out_naming_a_file_exits_2(tmp_path):
