@@ -82,16 +82,25 @@ def _names(opts):
 
 
 @functools.cache
-def gantt_options():
-    """{section: option names} gantt declares, from its entry points."""
+def gantt_opts():
+    """{section: {option name: Opt}} gantt declares, from its entry
+    points (an option under each of its names, deprecated ones too)."""
     known = {}
     for entry in metadata.entry_points(group=ENTRY_POINTS):
         if entry.name.split(".")[0] != GANTT_PREFIX:
             continue
         for group, opts in entry.load()():
-            known.setdefault(group or SHARED_SECTION, set()).update(
-                _names(opts))
-    return {group: frozenset(names) for group, names in known.items()}
+            names = known.setdefault(group or SHARED_SECTION, {})
+            for opt in opts:
+                for name in _names([opt]):
+                    names.setdefault(name, opt)
+    return known
+
+
+@functools.cache
+def gantt_options():
+    """{section: option names} gantt declares, from its entry points."""
+    return {group: frozenset(opts) for group, opts in gantt_opts().items()}
 
 
 @functools.cache
@@ -214,6 +223,45 @@ def check_values(conf):
                 _read_value(conf, name, value, option)
 
 
+def _registered(conf):
+    """(section, option) of every option ``conf`` registers."""
+    found = set()
+    for name in list(conf):
+        value = getattr(conf, name, None)
+        if isinstance(value, cfg.ConfigOpts.GroupAttr):
+            found.update((name, option) for option in list(value))
+        else:
+            found.add((SHARED_SECTION, name))
+    return found
+
+
+def check_file_values(conf):
+    """The values the files give gantt's options that this command does
+    not register (another gantt command's, such as gantt-scheduler's
+    [scheduler] workers read by gantt-manage), converted as the option
+    would convert them: a bad one stops every command alike, with a
+    ConfigCheckError naming the file, the section and the option."""
+    registered = _registered(conf)
+    declared = gantt_opts()
+    for path in files_of(conf):
+        for section, values in _read(path).items():
+            opts = declared.get(section, {})
+            for key, given in values.items():
+                name = key.replace("-", "_")
+                opt = opts.get(name)
+                if opt is None or (section, opt.dest) in registered:
+                    continue
+                for value in given if opt.multi else given[-1:]:
+                    if "$" in value:
+                        continue  # substituted when the option is read
+                    try:
+                        opt.type(value)
+                    except ValueError as exc:
+                        raise ConfigCheckError(
+                            path, f"[{section}] {key}",
+                            f"invalid value: {exc}") from None
+
+
 def register(conf):
     """The --strict option (also ``strict`` in [DEFAULT])."""
     conf.register_cli_opt(conf_mod.STRICT_OPT)
@@ -221,10 +269,12 @@ def register(conf):
 
 def check(conf, warn, strict=None):
     """Check what ``conf`` (parsed) read: every value converts
-    (check_values), and the files name only options and sections gantt
+    (check_values; check_file_values for gantt's options this command
+    does not register), and the files name only options and sections gantt
     knows. Calls ``warn(line)`` for each unknown one; in strict mode
     they are errors: ConfigCheckError after them all."""
     check_values(conf)
+    check_file_values(conf)
     strict = conf.strict if strict is None else strict
     findings = [f for path in files_of(conf) for f in check_file(path)]
     kind = "error" if strict else "warning"

@@ -207,6 +207,20 @@ def test_value_that_does_not_convert_is_one_line_exit_2(tmp_path, command):
         "value: invalid literal for int() with base 10: 'many'"]
 
 
+@pytest.mark.parametrize("command", COMMANDS, ids=list(COMMANDS))
+def test_another_commands_option_is_checked_too(tmp_path, command):
+    # [scheduler] workers is gantt-scheduler's: the other commands do not
+    # read it, and stop on its bad value all the same.
+    conf = _conf(tmp_path, "gantt.conf",
+                 NOVA_CONF.replace("workers = 1", "workers = two"))
+    done = _run(_argv(command, conf, tmp_path), tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.splitlines() == [
+        f"{command}: {conf}: [scheduler] workers: invalid value: invalid "
+        "literal for int() with base 10: 'two'"]
+    assert list((tmp_path / "state").iterdir()) == []
+
+
 @pytest.mark.parametrize("command", COMMANDS[:3], ids=list(COMMANDS[:3]))
 def test_bad_os_variable_is_named(tmp_path, command):
     conf = _conf(tmp_path, "nova.conf", NOVA_CONF)
