@@ -51,7 +51,7 @@ from oslo_log import log as logging
 from placement import command_errors, config_check
 from placement import conf as conf_mod
 from placement.api import app as app_mod
-from placement.api import errors, microversion, middleware
+from placement.api import auth, errors, microversion, middleware
 from placement.api import policy as policy_mod
 from placement.db import store as store_mod
 
@@ -320,7 +320,8 @@ def serve(conf):
 
 def main(argv=None):
     return command_errors.main("gantt-placement-api", argv, build_conf,
-                               serve, usage=(AddressNotHere,),
+                               serve, checks=(auth.check_conf,),
+                               usage=(AddressNotHere,),
                                failures=(AddressInUse,))
 
 

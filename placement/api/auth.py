@@ -9,11 +9,55 @@ keystonemiddleware's auth_token in front, configured by
 either way.
 """
 
+from oslo_config import cfg
 from oslo_context import context as context_mod
 
 from placement.api import errors
 
 CONTEXT_KEY = "placement.context"
+KEYSTONE_GROUP = "keystone_authtoken"
+
+
+class AuthConfigError(cfg.Error):
+    """``auth_strategy = keystone`` with a [keystone_authtoken] that
+    cannot check a token."""
+
+    def __str__(self):
+        return self.msg
+
+
+def check_conf(conf):
+    """With ``[api] auth_strategy = keystone``, an auth plugin in
+    [keystone_authtoken] that loads (its auth_type and the options that
+    plugin requires, such as auth_url): keystonemiddleware needs it to
+    check a token and to name Keystone in a 401's WWW-Authenticate, and
+    without it every request is a 500. AuthConfigError otherwise, at
+    start."""
+    if conf.api.auth_strategy != "keystone":
+        return
+    from keystoneauth1 import exceptions, loading
+
+    group = getattr(conf, KEYSTONE_GROUP)
+    if not group.auth_type and not group.auth_section:
+        raise AuthConfigError(
+            "[api] auth_strategy = keystone needs [keystone_authtoken] "
+            "auth_type (e.g. password) and that plugin's options (auth_url, "
+            "username, ...) to check tokens with Keystone")
+    where = f"[{group.auth_section or KEYSTONE_GROUP}]"
+    try:
+        plugin = loading.load_auth_from_conf_options(conf, KEYSTONE_GROUP)
+    except exceptions.NoMatchingPlugin as exc:
+        raise AuthConfigError(
+            f"{where} auth_type: no auth plugin {exc.name!r}") from None
+    except exceptions.MissingRequiredOptions as exc:
+        names = ", ".join(opt.dest for opt in exc.options)
+        raise AuthConfigError(
+            f"{where}: the auth plugin needs {names} (for [api] "
+            "auth_strategy = keystone)") from None
+    if plugin is None:
+        raise AuthConfigError(
+            f"{where}: no auth plugin (set auth_type) for [api] "
+            "auth_strategy = keystone")
 
 
 def is_root(environ):

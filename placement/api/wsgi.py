@@ -25,7 +25,7 @@ from oslo_log import log as logging
 from placement import conf as conf_mod
 from placement import config_check
 from placement.api import app as app_mod
-from placement.api import errors, middleware
+from placement.api import auth, errors, middleware
 from placement.db import migration
 from placement.db import store as store_mod
 
@@ -68,6 +68,7 @@ def init_application(environ=None):
     conf = _read_conf(environ)
     logging.setup(conf, "gantt")
     config_check.check(conf, LOG.warning, strict=conf.strict)
+    auth.check_conf(conf)
     store = current_store(conf)
     LOG.info("gantt placement WSGI application: %s",
              conf_mod.startup_summary(conf))
@@ -99,7 +100,7 @@ class _Lazy:
                 if self._app is None:
                     try:
                         self._app = init_application(_settings(environ))
-                    except SchemaNotCurrent as exc:
+                    except (SchemaNotCurrent, auth.AuthConfigError) as exc:
                         LOG.error("%s", exc)
                         return _unavailable(environ, start_response,
                                             str(exc))

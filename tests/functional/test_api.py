@@ -266,6 +266,22 @@ def test_wsgi_workers_do_not_migrate_503_until_db_sync(tmp_path,
     assert app.get("/resource_providers").json == {"resource_providers": []}
 
 
+def test_wsgi_keystone_without_an_auth_plugin_503s_saying_why(
+        tmp_path, monkeypatch):
+    from placement.api import wsgi
+    config = tmp_path / "gantt.conf"
+    config.write_text(
+        f"[placement_database]\n"
+        f"connection = sqlite:///{tmp_path / 'placement.sqlite'}\n"
+        "[api]\nauth_strategy = keystone\n")
+    monkeypatch.setenv("GANTT_CONFIG_FILE", str(config))
+    response = api_helpers.Client(wsgi._Lazy()).get("/resource_providers")
+    assert response.status_int == 503
+    assert ("[api] auth_strategy = keystone needs [keystone_authtoken] "
+            "auth_type") in response.json["errors"][0]["detail"]
+    assert not (tmp_path / "placement.sqlite").exists()
+
+
 def test_api_server_binds_to_its_own_options(tmp_path):
     """[DEFAULT] host is gantt-scheduler's RPC server name: the API
     listens on [api] bind_host/bind_port, and the command line wins."""

@@ -214,6 +214,31 @@ def test_state_path_on_a_file_names_state_path(tmp_path, under, says):
     assert taken.read_text() == ""
 
 
+KEYSTONE = "[api]\nauth_strategy = keystone\n"
+
+
+@pytest.mark.parametrize("authtoken, line", [
+    ("", "[api] auth_strategy = keystone needs [keystone_authtoken] "
+         "auth_type (e.g. password) and that plugin's options (auth_url, "
+         "username, ...) to check tokens with Keystone"),
+    ("www_authenticate_uri = http://keystone.example/v3\n",
+     "[api] auth_strategy = keystone needs [keystone_authtoken] "
+     "auth_type (e.g. password) and that plugin's options (auth_url, "
+     "username, ...) to check tokens with Keystone"),
+    ("auth_type = password\n", "[keystone_authtoken]: the auth plugin "
+     "needs auth_url (for [api] auth_strategy = keystone)"),
+    ("auth_type = passwd\n",
+     "[keystone_authtoken] auth_type: no auth plugin 'passwd'"),
+], ids=["none", "uri-only", "no-auth-url", "no-such-plugin"])
+def test_keystone_without_an_auth_plugin_refuses_to_start(tmp_path,
+                                                          authtoken, line):
+    conf = _conf(tmp_path, f"{KEYSTONE}[keystone_authtoken]\n{authtoken}")
+    done = _run(["gantt-placement-api", "--config-file", str(conf),
+                 "--port", "0"], tmp_path)
+    _one_line(done, 2, f"gantt-placement-api: {line}")
+    assert not (tmp_path / "state").exists()
+
+
 def test_simulate_out_naming_a_file_exits_2(tmp_path):
     out = tmp_path / "report"
     out.write_text("not a directory")
