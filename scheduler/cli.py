@@ -61,6 +61,10 @@ def run(conf):
         ids = ([str(uuid.uuid4()) for _ in range(spec.num_instances)]
                if args.claim else None)
         decision = scheduler.schedule(spec, ids, explain=args.explain)
+    except errors.InvalidRequestSpec as exc:
+        # Found while building the query (extra specs, image
+        # properties): the file's all the same.
+        raise SpecFileError(f"{args.spec}: {exc.message}") from None
     except errors.NoValidHost as exc:
         if exc.explain is not None:
             # Why, before the one line the command fails with.

@@ -10,6 +10,7 @@ primitives feeds the same dicts (RPC issue).
 """
 
 import dataclasses
+import difflib
 import uuid
 
 import fastjsonschema
@@ -196,7 +197,11 @@ def _validation_error(data):
         return None
     except fastjsonschema.JsonSchemaException:
         pass
-    error = jsonschema.exceptions.best_match(_VALIDATOR.iter_errors(data))
+    found = list(_VALIDATOR.iter_errors(data))
+    unknown = _unknown_field(found)
+    if unknown is not None:
+        return unknown
+    error = jsonschema.exceptions.best_match(found)
     if error is None:
         return None
     where = ".".join(str(p) for p in error.absolute_path) or "spec"
@@ -207,6 +212,27 @@ def _validation_error(data):
         choices = " or ".join(_expected(s) for s in error.validator_value)
         message = f"{error.instance!r} is not {choices}"
     return f"{where}: {message}"
+
+
+def _unknown_field(found):
+    """The first field the schema does not know, named with its path
+    and the known field it is most like (a misspelling such as
+    "flavour" also makes "flavor" missing: the unknown name is the one
+    to say), or None."""
+    for error in sorted(found, key=lambda e: len(e.absolute_path)):
+        if (error.validator != "additionalProperties"
+                or error.validator_value is not False):
+            continue
+        known = error.schema.get("properties", {})
+        extra = sorted(k for k in error.instance if k not in known)
+        if not extra:
+            continue
+        path = [str(p) for p in error.absolute_path]
+        where = ".".join([*path, extra[0]])
+        like = difflib.get_close_matches(extra[0], sorted(known), n=1)
+        hint = f" (did you mean {like[0]}?)" if like else ""
+        return f"{where}: unknown field{hint}"
+    return None
 
 
 _TYPE_NAMES = {"object": "an object", "array": "a list", "string": "a string",

@@ -78,11 +78,13 @@ when the main query finds nothing.
 """
 
 import dataclasses
+import difflib
 import logging
 import math
 import re
 import urllib.parse
 
+import os_resource_classes
 import os_traits
 
 from placement.candidates import request as cand
@@ -92,6 +94,17 @@ LOG = logging.getLogger(__name__)
 
 _RESOURCES = re.compile(r"^resources([a-zA-Z0-9_-]{0,64}):(.+)$")
 _TRAIT = re.compile(r"^trait([a-zA-Z0-9_-]{0,64}):(.+)$")
+# The resource classes Nova's API lets a flavor ask for: the standard
+# ones and custom ones by their form.
+_STANDARD_CLASSES = frozenset(os_resource_classes.STANDARDS)
+_CUSTOM_CLASS = re.compile(r"CUSTOM_[A-Z0-9_]+")
+# Flavor extra specs gantt reads whose other values Nova 34's API
+# refuses.
+_FLAVOR_CHOICES = {
+    "hw:cpu_policy": ("shared", "dedicated", "mixed"),
+    "hw:cpu_thread_policy": ("prefer", "isolate", "require"),
+    "hw:emulator_threads_policy": ("share", "isolate"),
+}
 _KNOWN_TRAITS = frozenset(os_traits.get_traits())
 _HYPERTHREADING = "HW_CPU_HYPERTHREADING"
 _DISABLED = "COMPUTE_STATUS_DISABLED"
@@ -298,9 +311,19 @@ def _extra_specs(request, specs):
                 _bad(key, f"expected none or isolate, got {value!r}")
             request.group_policy = value
             continue
+        if key in _FLAVOR_CHOICES and value not in _FLAVOR_CHOICES[key]:
+            _bad(key, f"expected one of {', '.join(_FLAVOR_CHOICES[key])}, "
+                      f"got {value!r}")
         found = _RESOURCES.match(key)
         if found:
             suffix, rc = found.groups()
+            if rc not in _STANDARD_CLASSES and not _CUSTOM_CLASS.fullmatch(
+                    rc):
+                like = difflib.get_close_matches(
+                    rc, sorted(_STANDARD_CLASSES), n=1)
+                hint = f" (did you mean {like[0]}?)" if like else ""
+                _bad(key, f"unknown resource class {rc}: neither a "
+                          f"standard class nor CUSTOM_*{hint}")
             try:
                 amount = int(value)
             except ValueError:

@@ -310,6 +310,42 @@ def test_bad_spec_names_the_file_and_the_field(tmp_path, field, value, says):
     _one_line(done, 2, f"gantt-manage: {path}: {says}")
 
 
+FLAVOR = {"vcpus": 1, "memory_mb": 512, "root_gb": 1}
+
+
+@pytest.mark.parametrize("spec, says", [
+    ({"flavour": FLAVOR}, "flavour: unknown field (did you mean flavor?)"),
+    ({"flavor": dict(FLAVOR, vpcus=2)},
+     "flavor.vpcus: unknown field (did you mean vcpus?)"),
+    ({"flavor": dict(FLAVOR, extra_specs={"hw:cpu_policy": "dedicatd"})},
+     "flavor.extra_specs.hw:cpu_policy: expected one of shared, "
+     "dedicated, mixed, got 'dedicatd'"),
+    ({"flavor": dict(FLAVOR, extra_specs={
+        "hw:cpu_thread_policy": "isolat"})},
+     "flavor.extra_specs.hw:cpu_thread_policy: expected one of prefer, "
+     "isolate, require, got 'isolat'"),
+    ({"flavor": dict(FLAVOR, extra_specs={"resources:VCPUS": "1"})},
+     "flavor.extra_specs.resources:VCPUS: unknown resource class VCPUS: "
+     "neither a standard class nor CUSTOM_* (did you mean VCPU?)"),
+], ids=["flavour", "vpcus", "cpu-policy", "thread-policy", "class"])
+def test_spec_misspelling_names_the_field_and_what_was_meant(tmp_path, spec,
+                                                             says):
+    conf = _conf(tmp_path)
+    assert _run(["gantt-manage", "--config-file", str(conf), "cloud",
+                 "load", str(CLUSTER)], tmp_path).returncode == 0
+    before = _run(["gantt-manage", "--config-file", str(conf), "cloud",
+                   "show", "--format", "json"], tmp_path).stdout
+    path = tmp_path / "spec.json"
+    path.write_text(json.dumps(spec))
+    done = _run(["gantt-manage", "--config-file", str(conf), "schedule",
+                 str(path), "--claim"], tmp_path)
+    _one_line(done, 2, f"gantt-manage: {path}: {says}")
+    assert done.stdout == ""
+    # Nothing claimed.
+    assert _run(["gantt-manage", "--config-file", str(conf), "cloud",
+                 "show", "--format", "json"], tmp_path).stdout == before
+
+
 def test_recording_without_a_path_exits_2(tmp_path):
     conf = _conf(tmp_path, "[recording]\nenabled = true\n")
     done = _run(["gantt-scheduler", "--config-file", str(conf)], tmp_path)
