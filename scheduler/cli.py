@@ -14,7 +14,7 @@ import json
 import sys
 import uuid
 
-from scheduler import errors, manager
+from scheduler import errors, framework, manager
 
 
 class SpecFileError(errors.SchedulerError):
@@ -103,7 +103,16 @@ def render(out):
     if explain:
         lines.append(f"query: {explain.get('query', '(none: rebuild)')}")
         if "candidates" in explain:
-            lines.append(f"placement candidates: {explain['candidates']}")
+            on = ""
+            if explain.get("candidates") and "placement_hosts" in explain:
+                on = (" on " + framework.hosts(explain["placement_hosts"],
+                                               "host"))
+            lines.append(f"placement candidates: {explain['candidates']}"
+                         f"{on}")
+        if explain.get("zone"):
+            lines.append(explain["zone"])
+        for why in explain.get("narrowed", ()):
+            lines.append(f"narrowed by {why}")
         if explain.get("short_of"):
             lines.append("no provider has room for "
                          + ", ".join(explain["short_of"]))
@@ -111,8 +120,8 @@ def render(out):
             lines.append("each amount fits some provider alone: their "
                          "combination, traits or aggregates leave none")
         for i, turn in enumerate(explain.get("instances", ()), 1):
-            lines.append(f"instance {i}: {turn['candidate_hosts']} "
-                         "candidate hosts")
+            lines.append(f"instance {i}: "
+                         f"{framework.hosts(turn['candidate_hosts'])}")
             if explain.get("candidates") and not turn["candidate_hosts"]:
                 lines.append("  no candidate is on a compute host the "
                              "request allows (forced, ignored or requested "

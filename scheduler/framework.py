@@ -227,13 +227,19 @@ class FilterChain:
         return rows, runs
 
 
+def hosts(count: int, what: str = "candidate host") -> str:
+    """``count`` and ``what`` in words: 1 candidate host, 2 candidate
+    hosts."""
+    return f"{count} {what}{'' if count == 1 else 's'}"
+
+
 def summary(runs: Sequence[FilterRun], total: int) -> str:
     """One line for NoValidHost: where the hosts went."""
     taken = [f"{r.name} removed {r.before - r.after}" for r in runs
              if r.before != r.after]
     if not taken:
-        return f"{total} candidate hosts"
-    return f"{total} candidate hosts; " + ", ".join(taken)
+        return hosts(total)
+    return f"{hosts(total)}; " + ", ".join(taken)
 
 
 # -- the weigher chain -------------------------------------------------------

@@ -18,7 +18,7 @@ import numpy.typing as npt
 from placement import errors as placement_errors
 from placement.candidates import request as cand
 from placement.candidates import result as result_mod
-from scheduler import errors, placement_port, resource_request
+from scheduler import errors, framework, placement_port, resource_request
 from scheduler.pipeline import state as state_mod
 
 Rows = npt.NDArray[np.int64]
@@ -87,6 +87,11 @@ class FindCandidates:
         state.candidate_hosts = host_rows
         # Sorted distinct rows by marking: cheaper than np.unique.
         rows = result_mod.distinct_rows(host_rows, self.table.size)
+        if state.explain is not None:
+            state.explain["placement_hosts"] = len(rows)
+            zone = self._zone_note(state.spec)
+            if zone:
+                state.explain["zone"] = zone
         state.rows = self._restrict(state, rows, query)
 
     def _find(self, query: resource_request.ResourceRequest
@@ -132,25 +137,59 @@ class FindCandidates:
             query.unsuffixed, in_tree=self.table.uuids[row])
         return self.port.find(query.candidates_request(), sync=True)
 
+    def _zone_note(self, spec: Any) -> str | None:
+        """What the request's availability zone did to the candidates,
+        in words (the rule is resource_request's), for an explanation."""
+        zone = spec.availability_zone
+        if not zone:
+            return None
+        names = sorted(a.name or a.uuid for a in self.table.agg_records
+                       if a is not None
+                       and a.metadata.get("availability_zone") == zone)
+        if names:
+            return (f"availability zone {zone}: placement was asked only "
+                    f"for hosts in aggregate{'s' if len(names) > 1 else ''} "
+                    f"{', '.join(names)}")
+        if self.conf.scheduler.strict_availability_zones:
+            # Only the default zone gets here (resource_request).
+            return (f"availability zone {zone} (the default zone): hosts "
+                    "in other zones' aggregates were left out")
+        return (f"availability zone {zone}: no aggregate carries it, so "
+                "it leaves every host (as Nova)")
+
     def _restrict(self, state: state_mod.RequestState, rows: Rows,
                   query: resource_request.ResourceRequest | None) -> Rows:
         table = self.table
         hosts = table.hosts
         spec = state.spec
+        narrowed = []
+
+        def keep(kept: Rows, why: str) -> Rows:
+            if len(kept) != len(rows):
+                narrowed.append(f"{why}: {len(rows)} -> "
+                                f"{framework.hosts(len(kept), 'host')}")
+            return kept
+
         if query is not None and query.hosts is not None:
-            rows = rows[[hosts[r] in query.hosts for r in rows]]
+            rows = keep(rows[[hosts[r] in query.hosts for r in rows]],
+                        "requested hosts")
         dest = spec.requested_destination
         cell = (query.cell if query is not None else None) or (
             dest.cell if dest is not None else None)
         if cell:
-            rows = rows[table.cell[rows] == table.cell_code(cell)]
+            rows = keep(rows[table.cell[rows] == table.cell_code(cell)],
+                        f"cell {cell}")
         if state.rebuild and dest is not None and (dest.host or dest.node):
-            rows = rows[[(not dest.host or hosts[r] == dest.host) and
-                         (not dest.node or table.nodenames[r] == dest.node)
-                         for r in rows]]
+            rows = keep(rows[[
+                (not dest.host or hosts[r] == dest.host) and
+                (not dest.node or table.nodenames[r] == dest.node)
+                for r in rows]], "requested destination")
         if spec.ignore_hosts:
             ignore = set(spec.ignore_hosts)
-            rows = rows[[hosts[r] not in ignore for r in rows]]
+            rows = keep(rows[[hosts[r] not in ignore for r in rows]],
+                        "ignored hosts")
+        if state.explain is not None and narrowed:
+            state.explain["narrowed"] = narrowed
         return rows
 
     def _forced(self, state: state_mod.RequestState) -> Rows | None:
@@ -172,12 +211,19 @@ class FindCandidates:
                        and (not force_nodes
                             or table.nodenames[r] in force_nodes)
                        for r in rows]]
+        names = _forced_names(force_hosts, force_nodes)
+        checked = bool(spec.scheduler_hints.get("_nova_check_type"))
+        if state.explain is not None:
+            state.explain.setdefault("narrowed", []).append(
+                f"{names}: {len(rows)} -> "
+                f"{framework.hosts(len(forced), 'host')}"
+                f"{'' if checked else '; forced hosts skip the filters'}")
         if not len(forced):
             raise errors.NoValidHost(
-                f"no valid host: {_forced_names(force_hosts, force_nodes)}"
-                f" not among the {len(rows)} candidate hosts"
+                f"no valid host: {names} not among the "
+                f"{framework.hosts(len(rows))}"
                 f"{'' if state.rebuild else ' placement returned'}")
-        if spec.scheduler_hints.get("_nova_check_type"):
+        if checked:
             state.rows = forced
             return None
         return forced

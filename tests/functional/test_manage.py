@@ -113,6 +113,33 @@ def test_explain_says_why_no_host_is_valid(config, tmp_path):
     assert explain["instances"][0]["candidate_hosts"] == 0
 
 
+def test_explain_says_what_the_zone_and_the_forced_host_did(config,
+                                                            tmp_path):
+    assert manage.main(config + ["cloud", "load", str(EXAMPLE)]) == 0
+    spec = {"flavor": {"name": "s", "vcpus": 1, "memory_mb": 512,
+                       "root_gb": 1},
+            "availability_zone": "east", "force_hosts": ["compute-1"]}
+    done = _schedule(config, tmp_path, spec, "--explain")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[2:6] == [
+        "placement candidates: 4 on 1 host",
+        "availability zone east: placement was asked only for hosts in "
+        "aggregate az-east",
+        "narrowed by forced host compute-1: 1 -> 1 host; forced hosts skip "
+        "the filters",
+        "instance 1: 1 candidate host"]
+    # A forced host the zone left out: why, then the one line.
+    spec["force_hosts"] = ["compute-3"]
+    done = _schedule(config, tmp_path, spec, "--explain")
+    assert done.returncode == 1
+    assert ("narrowed by forced host compute-3: 1 -> 0 hosts; forced hosts "
+            "skip the filters") in done.stdout.splitlines()
+    assert done.stderr.splitlines() == [
+        "gantt-manage: no valid host: forced host compute-3 not among the 1 "
+        "candidate host placement returned"]
+
+
 def test_the_example_spec_schedules_on_the_example_cloud(config, capsys):
     """etc/examples/spec.json, as the operator guide shows it: two
     servers of an anti-affinity group on two hosts."""
