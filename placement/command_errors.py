@@ -15,13 +15,21 @@ A command line option whose value does not convert (``--port abc``) is
 said with the option as it was typed: ``--port: 'abc' is not a port
 (0-65535)``, status 2.
 
+A reader that stops reading (``gantt-manage cloud show | head``) ends
+the command quietly with status 141, as a command killed by SIGPIPE
+reports itself to the shell (what GNU tools give, and what ``set -o
+pipefail`` sees): no line, no traceback. What was left to print goes to
+/dev/null, as the Python documentation recommends for a closed pipe.
+
 The traceback is printed only with ``--debug``: an operator reads the
 line, a developer asks for the rest.
 """
 
 import contextlib
 import io
+import os
 import re
+import select
 import sys
 import traceback
 
@@ -34,6 +42,9 @@ from placement import config_check
 USAGE = 2
 FAILURE = 1
 INTERRUPTED = 130
+# 128 + SIGPIPE: what a shell reports for a command whose reader went
+# away.
+CLOSED_OUTPUT = 141
 
 # Database drivers SQLAlchemy imports by URL, and what gantt's extras
 # offer instead.
@@ -95,32 +106,60 @@ def report(prog, text, exc=None, debug=False):
     print(f"{prog}: {text}", file=sys.stderr)
 
 
+def _stdout_closed():
+    """Whether standard output's reader has gone (a pipe with no reader
+    polls as an error); then what is still to be written there goes to
+    /dev/null, so that Python's own flush at exit does not complain."""
+    try:
+        fd = sys.stdout.fileno()
+        poll = select.poll()
+        poll.register(fd, select.POLLOUT)
+        events = poll.poll(0)
+    except (OSError, ValueError, AttributeError):
+        return False
+    if not any(event & select.POLLERR for _, event in events):
+        return False
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fd)
+    os.close(devnull)
+    return True
+
+
 def run(prog, body, debug=False, usage=(), failures=()):
     """``body()``'s exit status (None: 0); an exception it raises becomes
     one line and a status: those in ``usage`` 2, those in ``failures``
     1, the database's as database_problem() says, any other 1 with its
-    type named."""
+    type named; standard output's reader gone, 141 and no line."""
     usage = (*usage, conf_mod.StatePathError)
     try:
-        return body() or 0
+        code = body() or 0
+        sys.stdout.flush()
+        return code
     except KeyboardInterrupt:
         report(prog, "interrupted")
         return INTERRUPTED
-    except usage as exc:
+    except Exception as exc:  # noqa: BLE001 - the one place that ends it
+        if isinstance(exc, BrokenPipeError) and _stdout_closed():
+            return CLOSED_OUTPUT
+        return _ended(prog, exc, debug, usage, failures)
+
+
+def _ended(prog, exc, debug, usage, failures):
+    """The status ``exc`` ends the command with, its line said."""
+    if isinstance(exc, usage):
         report(prog, message(exc), exc, debug)
         return USAGE
-    except failures as exc:
+    if isinstance(exc, failures):
         report(prog, message(exc), exc, debug)
         return FAILURE
-    except Exception as exc:  # noqa: BLE001 - the one place that ends it
-        known = database_problem(exc)
-        if known is not None:
-            report(prog, known[1], exc, debug)
-            return known[0]
-        hint = "" if debug else " (--debug prints the traceback)"
-        report(prog, f"failed: {type(exc).__name__}: "
-                     f"{_first_line(exc)}{hint}", exc, debug)
-        return FAILURE
+    known = database_problem(exc)
+    if known is not None:
+        report(prog, known[1], exc, debug)
+        return known[0]
+    hint = "" if debug else " (--debug prints the traceback)"
+    report(prog, f"failed: {type(exc).__name__}: "
+                 f"{_first_line(exc)}{hint}", exc, debug)
+    return FAILURE
 
 
 # What oslo.config writes before it exits 1, for a command line option

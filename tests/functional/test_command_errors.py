@@ -239,6 +239,37 @@ def test_keystone_without_an_auth_plugin_refuses_to_start(tmp_path,
     assert not (tmp_path / "state").exists()
 
 
+def _closed_pipe_run(argv, cwd):
+    """Run ``argv`` with its standard output a pipe nobody reads: the
+    reader is closed before the command starts, as ``| head`` is once
+    it has its lines."""
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        return subprocess.run([str(BIN / argv[0]), *argv[1:]], cwd=cwd,
+                              stdout=write, stderr=subprocess.PIPE,
+                              text=True, timeout=120, env=_env())
+    finally:
+        os.close(write)
+
+
+@pytest.mark.parametrize("argv", [
+    ["gantt-manage", "--config-file", "{conf}", "cloud", "show"],
+    ["gantt-manage", "--config-file", "{conf}", "cloud", "show", "--format",
+     "json"],
+    ["gantt-manage", "--config-file", "{conf}", "cloud", "export", "-"],
+    ["gantt-manage", "--config-file", "{conf}", "db", "version"],
+    ["gantt-simulate", "capacity", "--config-file", "{conf}", "--cloud",
+     str(SIM / "cloud.yaml"), "--flavor", "vcpus=1,memory_mb=512,root_gb=1"],
+], ids=["show", "show-json", "export", "db-version", "simulate"])
+def test_closed_output_ends_quietly_with_141(tmp_path, argv):
+    conf = _conf(tmp_path)
+    assert _run(["gantt-manage", "--config-file", str(conf), "cloud",
+                 "load", str(CLUSTER)], tmp_path).returncode == 0
+    done = _closed_pipe_run([a.format(conf=conf) for a in argv], tmp_path)
+    assert (done.returncode, done.stderr) == (141, "")
+
+
 def test_simulate_out_naming_a_file_exits_2(tmp_path):
     out = tmp_path / "report"
     out.write_text("not a directory")
