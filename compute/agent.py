@@ -204,7 +204,8 @@ def serve(conf):
 
 def main(argv=None):
     return command_errors.main(PROG, argv, build_conf, serve,
-                               usage=USAGE_ERRORS, failures=REPORT_FAILURES)
+                               usage=USAGE_ERRORS, failures=REPORT_FAILURES,
+                               checks=(rpc_conf.check_transport_name,))
 
 
 if __name__ == "__main__":

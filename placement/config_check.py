@@ -262,6 +262,39 @@ def check_file_values(conf):
                             f"invalid value: {exc}") from None
 
 
+# How like an option's name an unknown one in [DEFAULT] must be to be
+# taken for it (transport_ulr for transport_url).
+OPTION_LIKENESS = 0.8
+
+
+def misspelt_shared_option(conf, name, consequence):
+    """When no file sets ``[DEFAULT] name`` (a registered option) but one
+    sets an unknown option of [DEFAULT] much like it, a ConfigCheckError
+    naming that file and option, the option meant and ``consequence``
+    (what the default would do instead). [DEFAULT] is shared with
+    oslo.log, oslo.messaging and Nova's services, so its unknown options
+    are not reported in general; a near miss of an option whose default
+    would quietly do the wrong thing is."""
+    files = files_of(conf)
+    sections = [(path, _read(path).get(SHARED_SECTION, {}))
+                for path in files]
+    if any(name in values for _, values in sections):
+        return
+    registered = {option for section, option in _registered(conf)
+                  if section == SHARED_SECTION}
+    for path, values in sections:
+        for key in values:
+            option = key.replace("-", "_")
+            if option in registered:
+                continue
+            if difflib.SequenceMatcher(None, option, name).ratio() >= \
+                    OPTION_LIKENESS:
+                raise ConfigCheckError(
+                    path, f"[{SHARED_SECTION}] {key}",
+                    f"unknown option (did you mean {name}?); without "
+                    f"{name} {consequence}")
+
+
 def register(conf):
     """The --strict option (also ``strict`` in [DEFAULT])."""
     conf.register_cli_opt(conf_mod.STRICT_OPT)

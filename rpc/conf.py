@@ -21,6 +21,7 @@ import oslo_messaging
 from oslo_config import cfg
 from oslo_messaging import opts as messaging_opts
 
+from placement import config_check
 from rpc import options, rabbit_listener, recorder
 from rpc.options import DEFAULT_OPTS, SCHEDULER_OPTS
 
@@ -131,6 +132,18 @@ _NO_HOSTNAME = _NoHostnameFilter()
 
 def _quiet_missing_hostname():
     std_logging.getLogger("kombu.connection").addFilter(_NO_HOSTNAME)
+
+
+def check_transport_name(conf):
+    """A misspelt ``[DEFAULT] transport_url`` (transport_ulr = rabbit://...)
+    would leave the in-process transport, which no other process can
+    reach: refused (ConfigCheckError) rather than started."""
+    if not in_process(conf):
+        return
+    config_check.misspelt_shared_option(
+        conf, "transport_url",
+        f"the transport is the in-process one ({IN_PROCESS_TRANSPORT_URL}), "
+        "which no other process can reach")
 
 
 def worker_count(conf):

@@ -301,7 +301,8 @@ def main(argv=None):
     return command_errors.main(
         PROG, argv, build_conf, start,
         failures=(host_updates.SourceError,),
-        checks=(_check_transport, _check_host_source, recorder.check_conf,
+        checks=(rpc_conf.check_transport_name, _check_transport,
+                _check_host_source, recorder.check_conf,
                 _check_filters_and_weighers),
         config_errors=(scheduler_errors.ConfigError,))
 

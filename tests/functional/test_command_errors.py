@@ -377,6 +377,21 @@ def test_spec_misspelling_names_the_field_and_what_was_meant(tmp_path, spec,
                  "show", "--format", "json"], tmp_path).stdout == before
 
 
+@pytest.mark.parametrize("command", ["gantt-scheduler",
+                                     "gantt-compute-agent"])
+def test_misspelt_transport_url_refuses_the_in_process_fallback(tmp_path,
+                                                               command):
+    conf = _conf(tmp_path, "transport_ulr = rabbit://guest:guest@"
+                           "127.0.0.1:5672/\n")
+    done = _run([command, "--config-file", str(conf)], tmp_path)
+    _one_line(done, 2, f"{command}: {conf}: [DEFAULT] transport_ulr: "
+                       "unknown option (did you mean transport_url?); "
+                       "without transport_url the transport is the "
+                       "in-process one (kombu+memory:////), which no other "
+                       "process can reach")
+    assert not (tmp_path / "state").exists()
+
+
 def test_recording_without_a_path_exits_2(tmp_path):
     conf = _conf(tmp_path, "[recording]\nenabled = true\n")
     done = _run(["gantt-scheduler", "--config-file", str(conf)], tmp_path)
