@@ -211,6 +211,7 @@ class Service:
                 [scheduler]
                 workers = {workers}
                 topic = {self.topic}
+                log_worker_stats = true
                 {group_line}
                 {wait_line}
                 [placement_database]

@@ -46,6 +46,15 @@ SCHEDULER_OPTS = [
              "'scheduler'). A different topic keeps separate scheduler "
              "deployments, or test runs, on one broker apart: the topic "
              "names the queues, whatever the exchange."),
+    cfg.BoolOpt(
+        "log_worker_stats",
+        default=False,
+        help="Log, as each gantt-scheduler worker stops, one INFO line "
+             "'gantt-scheduler stats: pid=N {...}' with the JSON of what it "
+             "did and what that cost (decisions, claims, CPU by phase, "
+             "call times, collector pauses), which the benchmarks read. "
+             "Off, that line is logged at DEBUG only, and the stop is the "
+             "short 'stopped' line."),
     cfg.FloatOpt(
         "listener_idle_wait",
         default=0.05,

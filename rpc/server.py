@@ -96,6 +96,7 @@ class SchedulerEndpoint:
                         return_objects=bool(return_objects),
                         return_alternates=bool(return_alternates))
             except scheduler_errors.NoValidHost as exc:
+                self._scheduler.stats["no_valid_host"] += 1
                 LOG.info("No valid host (request %s): %s",
                          _request_id(ctxt), exc.message)
                 self._record(ctxt, spec, uuids, error=exc.message)

@@ -161,11 +161,24 @@ def serve(conf, stop):
         pauses.uninstall()
         # An in-process caller (the tests) gets its collector back whole.
         heap.unfreeze()
-    LOG.info("%s stats: pid=%d %s", PROG, os.getpid(), _stats(
-        scheduler, getattr(server, "call_times", None),
-        {"gc_frozen_objects": frozen, "gc": pauses.report()}))
-    LOG.info("%s stopped, pid=%d", PROG, os.getpid())
+    # The whole story at DEBUG, or at INFO when asked for (benchmarks).
+    LOG.log(std_logging.INFO if conf.scheduler.log_worker_stats
+            else std_logging.DEBUG, "%s stats: pid=%d %s", PROG,
+            os.getpid(), _stats(
+                scheduler, getattr(server, "call_times", None),
+                {"gc_frozen_objects": frozen, "gc": pauses.report()}))
+    LOG.info("%s stopped, pid=%d: %s", PROG, os.getpid(),
+             _stop_summary(scheduler.stats))
     return 0
+
+
+def _stop_summary(stats):
+    """What a worker did, in a few words, for its stop line."""
+    def count(n, what):
+        return f"{n} {what}{'' if n == 1 else 's'}"
+    return (f"{count(stats.get('decisions', 0), 'decision')}, "
+            f"{stats.get('no_valid_host', 0)} NoValidHost, "
+            f"{count(stats.get('claims_lost', 0), 'claim')} lost")
 
 
 def _stats(scheduler, call_times=None, more=None):
@@ -301,7 +314,7 @@ def main(argv=None):
     return command_errors.main(
         PROG, argv, build_conf, start,
         failures=(host_updates.SourceError,),
-        checks=(rpc_conf.check_transport_name, _check_transport,
+        checks=(_check_transport, rpc_conf.check_transport_name,
                 _check_host_source, recorder.check_conf,
                 _check_filters_and_weighers),
         config_errors=(scheduler_errors.ConfigError,))

@@ -21,7 +21,7 @@ class Service:
     """A gantt-scheduler process and a client transport to call it."""
 
     def __init__(self, tmp_path, db_url, workers=1, debug=False,
-                 extra=""):
+                 extra="", worker_stats=True):
         self.topic = helpers.unique_topic()
         self.host = "sched-" + self.topic[-6:]
         self.workers = workers
@@ -38,6 +38,7 @@ class Service:
             [scheduler]
             workers = {workers}
             topic = {self.topic}
+            log_worker_stats = {str(worker_stats).lower()}
             [placement_database]
             connection = {db_url}
             sync_on_startup = false

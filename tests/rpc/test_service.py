@@ -159,6 +159,25 @@ def test_select_destinations_over_rabbitmq(start, pg_cloud):
     assert stats["gc"]["0"]["collections"] >= 1
 
 
+def test_the_stop_is_one_short_line(start, pg_cloud):
+    """By default a worker's stop says what it did in a few words; the
+    stats JSON is for DEBUG (or [scheduler] log_worker_stats), and the
+    broker's cancel of the consumers while the channel closes is not a
+    warning."""
+    service = start(worker_stats=False)
+    service.select(claim=False, vcpus=1, memory_mb=256)
+    with pytest.raises(oslo_messaging.RemoteError):
+        service.select(vcpus=64)
+    assert service.terminate() == 0
+    [(pid, level, line)] = service.lines("gantt-scheduler stopped")
+    assert (level, line) == ("INFO", f"gantt-scheduler stopped, pid={pid}: "
+                             "2 decisions, 1 NoValidHost, 0 claims lost")
+    text = service.text()
+    assert "gantt-scheduler stats:" not in text
+    assert "during closing channel" not in text
+    assert " WARNING " not in text, text
+
+
 def test_calls_that_queue_are_claimed_together(start, pg_cloud):
     """Calls that arrive while the worker is deciding wait and are served
     as a group (scheduler.request_groups): each still gets its host,
