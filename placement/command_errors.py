@@ -250,6 +250,7 @@ def main(prog, argv, build_conf, body, usage=(), failures=(),
         conf = _parse(build_conf, argv)
         config_check.check(
             conf, lambda line: print(f"{prog}: {line}", file=sys.stderr))
+        config_check.check_state_path_name(conf)
         for check in checks:
             check(conf)
     except (cfg.Error, *config_errors) as exc:

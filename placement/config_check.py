@@ -295,6 +295,20 @@ def misspelt_shared_option(conf, name, consequence):
                     f"{name} {consequence}")
 
 
+def check_state_path_name(conf):
+    """A misspelt ``[DEFAULT] state_path`` (stat_path = ...) would put
+    the embedded SQLite database in the default directory: refused
+    (ConfigCheckError) when the database is the embedded one."""
+    try:
+        if conf.placement_database.connection:
+            return
+    except cfg.NoSuchOptError:
+        return
+    misspelt_shared_option(
+        conf, "state_path", "the embedded database goes to the default "
+        f"directory, {conf.state_path}")
+
+
 def register(conf):
     """The --strict option (also ``strict`` in [DEFAULT])."""
     conf.register_cli_opt(conf_mod.STRICT_OPT)

@@ -222,6 +222,24 @@ def test_another_commands_option_is_checked_too(tmp_path, command):
 
 
 @pytest.mark.parametrize("command", COMMANDS[:3], ids=list(COMMANDS[:3]))
+def test_misspelt_state_path_is_refused(tmp_path, command):
+    # Not the default directory, quietly: the operator meant another.
+    home = tmp_path / "home"
+    conf = _conf(tmp_path, "gantt.conf", NOVA_CONF.replace(
+        "state_path =", "stat_path =").replace(
+        "[api_database]\nconnection = sqlite:///{state}/nova_api.sqlite\n",
+        ""))
+    done = _run(_argv(command, conf, tmp_path), tmp_path,
+                env=_env(tmp_path, HOME=str(home), XDG_STATE_HOME=""))
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.splitlines() == [
+        f"{command}: {conf}: [DEFAULT] stat_path: unknown option (did you "
+        "mean state_path?); without state_path the embedded database goes "
+        f"to the default directory, {home}/.local/state/gantt"]
+    assert not (home / ".local").exists()
+
+
+@pytest.mark.parametrize("command", COMMANDS[:3], ids=list(COMMANDS[:3]))
 def test_bad_os_variable_is_named(tmp_path, command):
     conf = _conf(tmp_path, "nova.conf", NOVA_CONF)
     env = _env(tmp_path, OS_PLACEMENT_DATABASE__MAX_POOL_SIZE="three")
