@@ -69,6 +69,8 @@ INSTALL_REQUIRES = [
     "PyYAML>=6.0,<7",
     "oslo.context>=5.0,<7",
     "oslo.middleware>=6.0,<9",
+    # Metrics of the API and gantt-scheduler (multiprocess mode).
+    "prometheus-client>=0.17,<1",
     "keystonemiddleware>=10.0,<14",
     "gunicorn>=22.0,<28",
     "orjson>=3.9,<4",
@@ -149,6 +151,9 @@ setup(
             "gantt-scheduler = rpc.service:main",
             "gantt-simulate = simulation.cli:main",
             "gantt-compute-agent = compute.agent:main",
+        ],
+        "oslo.middleware.healthcheck": [
+            "gantt_database = placement.api.health:DatabaseCheck",
         ],
         "oslo.policy.policies": [
             "gantt = placement.api.policies:list_rules",

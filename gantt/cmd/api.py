@@ -37,8 +37,10 @@ unanswered, and an HTTP/2 connection's errors are gunicorn's own.
 
 import gc
 import os
+import shutil
 import socket
 import sys
+import tempfile
 
 from gunicorn import util as gunicorn_util
 from gunicorn.app import base as gunicorn_base
@@ -50,8 +52,9 @@ from oslo_log import log as logging
 from placement import command_errors, config_check
 from placement import conf as conf_mod
 from placement.api import app as app_mod
-from placement.api import errors, microversion, middleware
+from placement.api import errors, metrics, microversion, middleware
 from placement.api import policy as policy_mod
+from placement.db import migration
 from placement.db import store as store_mod
 
 LOG = logging.getLogger(__name__)
@@ -211,13 +214,33 @@ def _say_ready(arbiter):
              os.getpid())
 
 
+def _worker_gone(arbiter, worker):
+    """A worker's metrics files stop counting as live once it exits (its
+    counters stay in the totals)."""
+    if os.environ.get(metrics.MULTIPROC_VARIABLE):
+        from prometheus_client import multiprocess
+        multiprocess.mark_process_dead(worker.pid)
+
+
 class Server(gunicorn_base.BaseApplication):
     """gunicorn with its settings from our options; the application is
-    built in each worker, after the fork."""
+    built in each worker, after the fork.
+
+    SIGHUP (gunicorn's reload) reads the config files again, applies the
+    options marked mutable (oslo.config), reopens the log files and
+    replaces the workers gracefully; the new ones build their
+    application from the new values."""
 
     def __init__(self, conf):
         self.conf = conf
         super().__init__()
+
+    def reload(self):
+        LOG.info("gantt-placement-api reloading (SIGHUP): config files, "
+                 "log files, workers")
+        self.conf.mutate_config_files()
+        logging.setup(self.conf, "gantt")
+        super().reload()
 
     def load_config(self):
         conf = self.conf
@@ -235,6 +258,7 @@ class Server(gunicorn_base.BaseApplication):
             # Said once the master listens and handles SIGTERM: what
             # start-up scripts (and the tests) can wait for.
             "when_ready": _say_ready,
+            "child_exit": _worker_gone,
         }
         for name, value in settings.items():
             self.cfg.set(name, value)
@@ -274,8 +298,14 @@ def _can_bind(address):
 
 
 def prepare_database(conf):
+    """The schema brought up to date ([placement_database]
+    sync_on_startup), or found current: a server whose every request
+    would fail does not start."""
     store = store_mod.Store.open(conf)
-    store.dispose()
+    try:
+        migration.require_current(store.engine)
+    finally:
+        store.dispose()
 
 
 class AddressInUse(Exception):
@@ -292,16 +322,35 @@ def serve(conf):
              "workers x %d threads", conf_mod.startup_summary(conf),
              address, _given(conf.cli_workers, conf.api.workers),
              _given(conf.cli_threads, conf.api.threads))
+    shared_metrics = _metrics_directory(conf)
+    master = os.getpid()
     try:
         Server(conf).run()
     finally:
-        LOG.info("gantt-placement-api stopped, pid=%d", os.getpid())
+        # Workers leave through here too (gunicorn forks them inside
+        # run()): only the master says the server stopped and cleans up.
+        if os.getpid() == master:
+            if shared_metrics:
+                shutil.rmtree(shared_metrics, ignore_errors=True)
+            LOG.info("gantt-placement-api stopped, pid=%d", master)
     return 0
+
+
+def _metrics_directory(conf):
+    """Where the workers write their metrics for one another (a new
+    directory, removed at exit), unless the environment names one; None
+    when metrics are off or named by the environment."""
+    if not conf.api.metrics or os.environ.get(metrics.MULTIPROC_VARIABLE):
+        return None
+    path = tempfile.mkdtemp(prefix="gantt-api-metrics-")
+    os.environ[metrics.MULTIPROC_VARIABLE] = path
+    return path
 
 
 def main(argv=None):
     return command_errors.main("gantt-placement-api", argv, build_conf,
-                               serve, failures=(AddressInUse,))
+                               serve, failures=(AddressInUse,
+                                                migration.SchemaNotCurrent))
 
 
 if __name__ == "__main__":

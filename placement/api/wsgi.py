@@ -33,8 +33,7 @@ LOG = logging.getLogger(__name__)
 CONFIG_VARIABLE = "GANTT_CONFIG_FILE"
 
 
-class SchemaNotCurrent(Exception):
-    """The database's schema is not the one this gantt needs."""
+SchemaNotCurrent = migration.SchemaNotCurrent
 
 
 def _read_conf(environ):
@@ -53,13 +52,11 @@ def current_store(conf):
     """A store on the configured database, whose schema must be at the
     head revision already (SchemaNotCurrent otherwise)."""
     store = store_mod.Store(conf)
-    found = migration.current_revision(store.engine)
-    wanted = migration.head_revision()
-    if found != wanted:
+    try:
+        migration.require_current(store.engine)
+    except SchemaNotCurrent:
         store.dispose()
-        raise SchemaNotCurrent(
-            f"the database schema is at revision {found or 'none'}, this "
-            f"gantt needs {wanted}: run 'gantt-manage db sync'")
+        raise
     return store
 
 
