@@ -75,6 +75,22 @@ def report(prog, text, exc=None, debug=False):
     print(f"{prog}: {text}", file=sys.stderr)
 
 
+def classify(exc, usage=(), failures=()):
+    """(exit status, line) of ``exc`` as run() would end with it (no
+    traceback hint): for a process that reports its failure to another
+    (a gantt-scheduler worker to its parent)."""
+    if isinstance(exc, KeyboardInterrupt):
+        return INTERRUPTED, "interrupted"
+    if isinstance(exc, usage):
+        return USAGE, message(exc)
+    if isinstance(exc, failures):
+        return FAILURE, message(exc)
+    known = database_problem(exc)
+    if known is not None:
+        return known
+    return FAILURE, f"failed: {type(exc).__name__}: {_first_line(exc)}"
+
+
 def run(prog, body, debug=False, usage=(), failures=()):
     """``body()``'s exit status (None: 0); an exception it raises becomes
     one line and a status: those in ``usage`` 2, those in ``failures``

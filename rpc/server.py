@@ -58,8 +58,11 @@ class SchedulerEndpoint:
 
     target = oslo_messaging.Target(version="4.5")
 
-    def __init__(self, scheduler, recorder=None, call_times=None):
+    def __init__(self, scheduler, recorder=None, call_times=None,
+                 metrics=None):
         self._scheduler = scheduler
+        # Prometheus counters (rpc.metrics), when the service serves them.
+        self._metrics = metrics
         # How long each call spent in the Scheduler (rpc.call_times).
         self._call_times = call_times or call_times_mod.CallTimes()
         # Where the fanout casts go: gantt's host records, or the host
@@ -88,6 +91,7 @@ class SchedulerEndpoint:
         uuids = _instance_uuids(instance_uuids)
         LOG.debug("select_destinations for instances %s (request %s)",
                   uuids, _request_id(ctxt))
+        started = time.perf_counter()
         with self._decisions_in_order:
             try:
                 with self._call_times.in_scheduler():
@@ -98,11 +102,13 @@ class SchedulerEndpoint:
             except scheduler_errors.NoValidHost as exc:
                 LOG.info("No valid host (request %s): %s",
                          _request_id(ctxt), exc.message)
+                self._observe("no_valid_host", started, cause=exc.cause)
                 self._record(ctxt, spec, uuids, error=exc.message)
                 raise errors.NoValidHost(reason=exc.message) from None
             except scheduler_errors.AllocationUpdateFailed as exc:
                 LOG.info("Claim failed (request %s): %s",
                          _request_id(ctxt), exc.message)
+                self._observe("claim_failed", started)
                 self._record(ctxt, spec, uuids, error=exc.message)
                 raise errors.AllocationUpdateFailed(
                     consumer_uuid=exc.consumer_uuid,
@@ -110,9 +116,16 @@ class SchedulerEndpoint:
             except scheduler_errors.SchedulerError as exc:
                 # A bad spec, or instances that hold allocations already:
                 # the caller's to fix, not a server fault.
+                self._observe("invalid", started)
                 raise _invalid(exc.message) from None
+            self._observe("selected", started, len(selections))
             self._record(ctxt, spec, uuids, selections=selections)
         return selections
+
+    def _observe(self, result, started, instances=0, cause=None):
+        if self._metrics is not None:
+            self._metrics.observe(result, time.perf_counter() - started,
+                                  instances, cause)
 
     def _record(self, ctxt, spec, uuids, selections=None, error=None):
         if self._recorder is None:
@@ -455,8 +468,8 @@ def _decoded(decode, *args):
             raise oslo_messaging.ExpectedException() from None
 
 
-def endpoints(scheduler, recorder=None, call_times=None):
-    return [SchedulerEndpoint(scheduler, recorder, call_times),
+def endpoints(scheduler, recorder=None, call_times=None, metrics=None):
+    return [SchedulerEndpoint(scheduler, recorder, call_times, metrics),
             BaseEndpoint(),
             HostInfoEndpoint(scheduler.store)]
 
@@ -548,7 +561,7 @@ class OrderedCastsServer(om_rpc_server.RPCServer):
             times.ended(received)
 
 
-def build_server(conf, scheduler, transport=None):
+def build_server(conf, scheduler, transport=None, metrics=None):
     """An oslo.messaging RPC server for ``scheduler`` (threading executor,
     casts in order, Nova serializer, call-monitor heartbeats from one
     thread); not started. Without
@@ -556,7 +569,8 @@ def build_server(conf, scheduler, transport=None):
     ``server.transport``). With ``[recording] enabled``, it records what
     it serves until it has stopped (``server.recorder``). Each
     select_destinations call's wall time, by phase, is counted in
-    ``server.call_times`` (rpc.call_times)."""
+    ``server.call_times`` (rpc.call_times); ``metrics``: the worker's
+    Prometheus counters (rpc.metrics.SchedulerMetrics), if any."""
     rpc_conf.register_opts(conf)
     recorder = recorder_mod.from_conf(conf, rpc_conf.worker_count(conf))
     call_times = call_times_mod.CallTimes()
@@ -567,7 +581,7 @@ def build_server(conf, scheduler, transport=None):
     # executor argument: oslo.messaging picks threading unless eventlet
     # has monkey-patched the process (passing it is deprecated).
     dispatcher = call_monitor.MonitoredDispatcher(
-        endpoints(scheduler, recorder, call_times),
+        endpoints(scheduler, recorder, call_times, metrics),
         _ServerSerializer(serializer_mod.NovaSerializer(),
                           getattr(scheduler, "stats", None)))
     server = OrderedCastsServer(transport, target(conf), dispatcher)

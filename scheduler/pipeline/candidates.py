@@ -71,7 +71,7 @@ class FindCandidates:
             # A zone, tenant or destination no host can match: for the
             # caller that is no valid host (Nova says the same).
             raise errors.NoValidHost(
-                f"no valid host: {exc.message}") from None
+                f"no valid host: {exc.message}", "request") from None
         state.query = query
         result = self._find(query)
         if not len(result) and query.fallback is not None:
@@ -98,7 +98,8 @@ class FindCandidates:
             return self.port.find(query.candidates_request(), sync=False)
         except (placement_errors.ResourceClassNotFound,
                 placement_errors.TraitNotFound) as exc:
-            raise errors.NoValidHost(f"no valid host: {exc}") from None
+            raise errors.NoValidHost(f"no valid host: {exc}",
+                                     "unknown_name") from None
 
     def _short_of(self, query: resource_request.ResourceRequest
                   ) -> list[str]:
@@ -176,7 +177,8 @@ class FindCandidates:
             raise errors.NoValidHost(
                 f"no valid host: {_forced_names(force_hosts, force_nodes)}"
                 f" not among the {len(rows)} candidate hosts"
-                f"{'' if state.rebuild else ' placement returned'}")
+                f"{'' if state.rebuild else ' placement returned'}",
+                "forced_host")
         if spec.scheduler_hints.get("_nova_check_type"):
             state.rows = forced
             return None
