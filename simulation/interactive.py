@@ -193,6 +193,7 @@ def fill_panels(rcs, title):
                         shared_yaxes="all", subplot_titles=rcs,
                         horizontal_spacing=0.06, vertical_spacing=0.15)
     fig.update_xaxes(range=[0, 100])
+    fig.update_yaxes(rangemode="tozero")
     fig.update_layout(title=title, height=_HEIGHT + 220 * (rows - 1),
                       margin={"l": 60, "r": 20, "t": 80, "b": 50},
                       hovermode="closest", showlegend=False)

@@ -7,7 +7,9 @@ This module turns one into a directory a person can read
 ``report.html``) and into a short terminal summary, and it compares two
 runs (``compare.json``, ``compare.html`` and overlaid PNGs).
 
-The plots themselves are drawn by simulation.plots.
+The plots themselves are drawn by simulation.plots (PNG) and
+simulation.interactive (plotly); compare.html is simulation.compare_page,
+its verdicts simulation.verdict.
 """
 
 import json

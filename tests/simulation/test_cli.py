@@ -81,7 +81,12 @@ def test_compare_spread_against_pack(files, tmp_path, capsys):
     # host (8 fit) and leaves the other 3 empty.
     empty = [r["host_fill"]["VCPU"]["counts"][0] for r in (spread, pack)]
     assert empty == [0, 3]
-    assert "pack.conf" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    # Both place all 6: the verdict says so before the table.
+    assert "  Placed: same. Both placed 6 of 6 creates." in printed
+    page = (out / "compare.html").read_text()
+    assert '<a href="a/report.html">spread.conf</a>' in page
+    assert '<a href="b/report.html">pack.conf</a>' in page
 
 
 def test_capacity_from_a_cloud_file(files, capsys):
