@@ -65,10 +65,15 @@ class Browser:
              "--remote-debugging-port=0", "--remote-allow-origins=*",
              f"--user-data-dir={self.profile}", "about:blank"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        port, path = self._endpoint()
-        self.ws = websocket.create_connection(
-            f"ws://127.0.0.1:{port}{path}", timeout=timeout,
-            suppress_origin=True)
+        self.ws = None
+        try:
+            port, path = self._endpoint()
+            self.ws = websocket.create_connection(
+                f"ws://127.0.0.1:{port}{path}", timeout=timeout,
+                suppress_origin=True)
+        except BaseException:
+            self.close()     # no chromium left behind by a failed start
+            raise
         self.ids = itertools.count(1)
         self.events = []
 
@@ -127,7 +132,8 @@ class Browser:
 
     def close(self):
         try:
-            self.ws.close()
+            if self.ws is not None:
+                self.ws.close()
         finally:
             self.process.terminate()
             try:
