@@ -101,6 +101,9 @@ EXTRAS_REQUIRE = {
         "python-openstackclient>=7.0,<11",
         "osc-placement>=4.0,<5",
         "openstacksdk>=3.0,<5",
+        # the report pages in headless chromium over the DevTools
+        # protocol (tests/simulation/test_browser.py)
+        "websocket-client>=1.6,<2",
     ],
     # Reading a running placement service as OpenStack clients do:
     # clouds.yaml, OS_CLOUD and the OS_* variables, a keystoneauth
