@@ -24,6 +24,7 @@ be used, 1 for other failures (--debug prints the traceback).
 import signal
 import sys
 import threading
+import time
 
 from oslo_config import cfg
 from oslo_log import log as logging
@@ -102,10 +103,10 @@ class Agent:
                 heartbeat=True)
         return host.hostname, root_uuid
 
-    def run(self, stop):
+    def run(self, stop, hangup=None):
         """Report now and every report_interval until ``stop`` is set;
-        a failed report is logged and tried again at the next turn."""
-        interval = self.conf.compute.report_interval
+        a failed report is logged and tried again at the next turn.
+        ``hangup``: a _Hangup whose reload runs between two waits."""
         while not stop.is_set():
             try:
                 hostname, root = self.report()
@@ -116,7 +117,12 @@ class Agent:
                 if command_errors.database_problem(exc) is None:
                     raise
                 LOG.error("%s: report failed: %s", PROG, exc)
-            stop.wait(interval)
+            # Read each turn: SIGHUP may have changed it (mutable).
+            deadline = time.monotonic() + self.conf.compute.report_interval
+            while not stop.is_set() and time.monotonic() < deadline:
+                stop.wait(min(1.0, deadline - time.monotonic()))
+                if hangup is not None:
+                    hangup.reload_if_asked()
 
 
 def build_conf(argv):
@@ -168,11 +174,35 @@ def _scheduler(conf, placement):
     return None
 
 
-def _install_stop(stop):
+class _Hangup:
+    """SIGHUP: the config files read again (the options marked mutable
+    change: [compute] report_interval, [DEFAULT] debug) and the log
+    files reopened, by the main loop between two waits rather than in
+    the handler, which may have interrupted a thread holding the
+    logging locks."""
+
+    def __init__(self, conf):
+        self.conf = conf
+        self.asked = False
+
+    def handle(self, signum, frame):
+        self.asked = True
+
+    def reload_if_asked(self):
+        if not self.asked:
+            return
+        self.asked = False
+        LOG.info("%s reloading (SIGHUP): config files and log files", PROG)
+        self.conf.mutate_config_files()
+        logging.setup(self.conf, "gantt")
+
+
+def _install_signals(stop, hangup):
     def handler(signum, frame):
         stop.set()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, handler)
+    signal.signal(signal.SIGHUP, hangup.handle)
 
 
 def serve(conf):
@@ -191,8 +221,9 @@ def serve(conf):
             print(f"reported {hostname}: root provider {root}")
             return 0
         stop = threading.Event()
-        _install_stop(stop)
-        agent.run(stop)
+        hangup = _Hangup(conf)
+        _install_signals(stop, hangup)
+        agent.run(stop, hangup)
         return 0
     finally:
         if scheduler is not None:
