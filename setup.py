@@ -69,6 +69,8 @@ INSTALL_REQUIRES = [
     "PyYAML>=6.0,<7",
     "oslo.context>=5.0,<7",
     "oslo.middleware>=6.0,<9",
+    # Guru Meditation reports on SIGUSR2 (placement/guru.py).
+    "oslo.reports>=3.0,<4",
     # Metrics of the API and gantt-scheduler (multiprocess mode).
     "prometheus-client>=0.17,<1",
     "keystonemiddleware>=10.0,<14",

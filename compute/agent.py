@@ -39,7 +39,7 @@ from compute.discovery import (
     describe_host,
 )
 from compute.report_client import ReportClient, ReportError
-from placement import command_errors, config_check, direct
+from placement import command_errors, config_check, direct, guru
 from placement import conf as placement_conf
 from rpc import client as client_mod
 from rpc import conf as rpc_conf
@@ -133,6 +133,7 @@ def build_conf(argv):
     logging.register_options(conf)
     logging.set_defaults(default_log_levels=(
         logging.get_default_log_levels() + ["alembic=WARN"]))
+    guru.register_opts(conf)
     conf.register_cli_opts(CLI_OPTS)
     config_check.register(conf)
     conf(argv, project="gantt", prog=PROG)
@@ -220,6 +221,7 @@ def serve(conf):
             hostname, root = agent.report()
             print(f"reported {hostname}: root provider {root}")
             return 0
+        guru.enable(conf, PROG)
         stop = threading.Event()
         hangup = _Hangup(conf)
         _install_signals(stop, hangup)

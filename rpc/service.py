@@ -50,7 +50,7 @@ import oslo_messaging
 from oslo_config import cfg
 from oslo_log import log as logging
 
-from placement import command_errors, config_check
+from placement import command_errors, config_check, guru
 from placement import conf as placement_conf
 from placement.db import migration
 from placement.db import store as store_mod
@@ -84,6 +84,7 @@ def build_conf(argv):
     logging.register_options(conf)
     logging.set_defaults(default_log_levels=(
         logging.get_default_log_levels() + ["alembic=WARN"]))
+    guru.register_opts(conf)
     config_check.register(conf)
     conf(argv, project="gantt", prog=PROG)
     return conf
@@ -530,6 +531,7 @@ def start(conf):
     """Run the service (its workers) once the config is known good and
     what every worker needs answers."""
     workers = rpc_conf.worker_count(conf)
+    guru.enable(conf, PROG)
     if rpc_conf.in_process(conf):
         LOG.warning("[DEFAULT] transport_url is the in-process transport "
                     "(%s): only this process can reach the scheduler. Set "

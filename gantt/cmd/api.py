@@ -49,7 +49,7 @@ from gunicorn.workers import gthread
 from oslo_config import cfg
 from oslo_log import log as logging
 
-from placement import command_errors, config_check
+from placement import command_errors, config_check, guru
 from placement import conf as conf_mod
 from placement.api import app as app_mod
 from placement.api import errors, metrics, microversion, middleware
@@ -106,6 +106,7 @@ def build_conf(argv):
     logging.register_options(conf)
     logging.set_defaults(default_log_levels=(
         logging.get_default_log_levels() + ["alembic=WARN"]))
+    guru.register_opts(conf)
     conf.register_cli_opts(CLI_OPTS)
     config_check.register(conf)
     conf(argv, project="gantt", prog="gantt-placement-api")
@@ -266,6 +267,7 @@ class Server(gunicorn_base.BaseApplication):
     def load(self):
         conf = self.conf
         # The schema was synced by the master; workers only connect.
+        guru.enable(conf, "gantt-placement-api")
         store = store_mod.Store(conf)
         app = app_mod.make_app(conf, store=store, policy_mode=conf.cli_policy)
         # What is loaded now lives as long as the worker: keep it out of

@@ -198,9 +198,13 @@ def test_sighup_reloads_and_metrics_cover_every_worker(tmp_path,
                                                        pg_cloud):  # noqa: F811
     port = _free_port()
     (tmp_path / "s").mkdir()
+    reports = tmp_path / "reports"
+    reports.mkdir()
     service = Service(tmp_path / "s", pg_cloud, workers=2, extra=f"""\
         [scheduler]
         metrics_bind_port = {port}
+        [oslo_reports]
+        log_dir = {reports}
         """)
     try:
         workers = {pid for pid, _, _ in service.lines(f"{PROG} ready")}
@@ -232,6 +236,17 @@ def test_sighup_reloads_and_metrics_cover_every_worker(tmp_path,
             assert service.select()[0]
         assert _value(_scrape(port), 'gantt_scheduler_calls_total'
                                      '{result="selected"}') == 10
+
+        # A Guru Meditation report of one worker (oslo.reports, SIGUSR2).
+        os.kill(min(workers), signal.SIGUSR2)
+        report = helpers.wait_for(lambda: list(reports.iterdir()),
+                                  what="a Guru Meditation report")
+        [path] = report
+        assert path.name.startswith("gantt-scheduler_gurumeditation_")
+        text = path.read_text()
+        assert "Threads" in text and "Configuration" in text
+        assert "gantt-scheduler" in text or "gantt" in text
+        assert service.select()[0]
         assert service.terminate() == 0
     finally:
         service.close()
