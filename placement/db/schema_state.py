@@ -3,6 +3,7 @@
     state = schema_state(engine)     # State("behind", "0003", "0004")
     text = state.problem(where)      # None when current or ahead
     require(store)                   # SchemaNotReady unless usable
+    store = open_store(conf)         # Store.open, then require()
 
 ``missing``: no alembic revision recorded (an empty database, or one
 that is not gantt's); ``behind``: a revision older than this gantt's
@@ -19,6 +20,8 @@ from alembic import script
 from alembic.config import Config
 from alembic.runtime import migration as alembic_migration
 from alembic.util import exc as alembic_exc
+
+from placement.db import store as store_mod
 
 MISSING = "missing"
 BEHIND = "behind"
@@ -121,3 +124,17 @@ def require(store):
             f"{state.problem(where)}; run {sync_command(store.conf)}",
             state)
     return state
+
+
+def open_store(conf):
+    """Store.open(conf) (which brings the schema up to date first when
+    [placement_database] sync_on_startup is set), then require(): a store
+    whose schema is missing or behind is disposed of and SchemaNotReady
+    raised, before anything reads or writes it."""
+    store = store_mod.Store.open(conf)
+    try:
+        require(store)
+    except SchemaNotReady:
+        store.dispose()
+        raise
+    return store
