@@ -6,6 +6,7 @@
     gantt-manage [--config-file F] cloud show [--format table|json]
     gantt-manage [--config-file F] cloud export FILE
     gantt-manage [--config-file F] schedule SPEC [--claim] [--explain]
+    gantt-manage [--config-file F] scheduler ping [--timeout S] [--topic T]
     gantt-manage [--config-file F] allocations audit [--heal]
                  [--older-than S] [--format table|json]
     gantt-manage [--config-file F] placement import --from URL
@@ -30,8 +31,9 @@ printed, by table and key) or gantt's database holds providers already
 and --replace was not given; placement verify: 1 when an answer
 differs (each printed), 2 when the other service cannot be asked;
 placement export: 2 when the destination is not an empty OpenStack
-Placement database; compute reshape: 1 when a node was not reshaped
-(--rolling: the others went on).
+Placement database; scheduler ping: 1 when no gantt-scheduler answers
+within --timeout (default 10 s); compute reshape: 1 when a node was
+not reshaped (--rolling: the others went on).
 """
 
 import json
@@ -48,6 +50,7 @@ from placement import conf as conf_mod
 from placement.adopt import exporter, importer, openstack_db, verify
 from placement.db import migration, schema_state
 from placement.db import store as store_mod
+from rpc import ping_command
 from scheduler import allocation_audit, host_options, host_state, host_updates
 from scheduler import cli as scheduler_cli
 from scheduler import conf as scheduler_conf
@@ -294,6 +297,7 @@ def _add_parsers(subparsers):
     exp.set_defaults(run=placement_export)
 
     scheduler_cli.add_parser(subparsers)
+    ping_command.add_parser(subparsers)
     reshape_command.add_parser(subparsers)
 
 
