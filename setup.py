@@ -56,6 +56,8 @@ INSTALL_REQUIRES = [
     # oslo.messaging loads the eventlet one, deprecated, on every start.
     "oslo.service[threading]>=4.1,<5",
     "oslo.policy>=4.0,<7",
+    # gantt-status upgrade check (gantt/cmd/status.py)
+    "oslo.upgradecheck>=2.1,<3",
     "kombu>=5.3,<6",
     "SQLAlchemy>=2.0,<2.2",
     "alembic>=1.12,<2",
@@ -152,6 +154,7 @@ setup(
     entry_points={
         "console_scripts": [
             "gantt-manage = gantt.cmd.manage:main",
+            "gantt-status = gantt.cmd.status:main",
             "gantt-placement-api = gantt.cmd.api:main",
             "gantt-scheduler = rpc.service:main",
             "gantt-simulate = simulation.cli:main",

@@ -13,6 +13,7 @@ The traceback is printed only with ``--debug``: an operator reads the
 line, a developer asks for the rest.
 """
 
+import re
 import sys
 import traceback
 
@@ -33,6 +34,15 @@ _MYSQL = ("pip install 'gantt[mysql]' installs PyMySQL (URL mysql:// or "
           "mysql+pymysql://)")
 DRIVER_HINTS = {"psycopg2": _POSTGRES, "psycopg": _POSTGRES,
                 "pymysql": _MYSQL, "MySQLdb": _MYSQL}
+
+
+# A table or column the statement needs is not there (SQLite,
+# PostgreSQL, MySQL/MariaDB): the schema is missing or older than the
+# code. Commands check the revision first (placement.db.schema_state);
+# this names what slips past, such as a schema dropped meanwhile.
+_MISSING_SCHEMA = re.compile(
+    r"no such (table|column)|relation \S+ does not exist|column \S+ does "
+    r"not exist|Table \S+ doesn't exist|Unknown column")
 
 
 def _first_line(text):
@@ -56,6 +66,11 @@ def database_problem(exc):
         driver = exc.name.split(".")[0]
         return USAGE, (f"database driver {driver} is not installed; "
                        f"{DRIVER_HINTS[driver]}")
+    if (isinstance(exc, sa_exc.OperationalError | sa_exc.ProgrammingError)
+            and _MISSING_SCHEMA.search(str(exc.orig))):
+        return FAILURE, (f"the database has no gantt schema or an older "
+                         f"one: {_first_line(exc.orig)}; run gantt-manage "
+                         f"db sync")
     if isinstance(exc, sa_exc.DBAPIError) and exc.connection_invalidated:
         return FAILURE, f"lost the database: {_first_line(exc.orig)}"
     if isinstance(exc, sa_exc.OperationalError | sa_exc.InterfaceError):

@@ -8,6 +8,9 @@ serves them.
   answers (``ping``).
 - :class:`HostInfoEndpoint`: gantt's ``update_host_info``, for what
   compute hosts report that placement does not hold.
+- :class:`StatusEndpoint`: gantt's ``ping`` (namespace ``gantt``, 1.1):
+  which scheduler answered and what it knows (gantt-manage scheduler
+  ping). Nova's API is unchanged.
 
 Calls with arguments the scheduler cannot use fail with
 rpc.errors.InvalidRequest and change nothing; a cast cannot answer, so a
@@ -21,6 +24,9 @@ import collections
 import contextlib
 import datetime
 import functools
+import importlib.metadata
+import os
+import socket
 import threading
 import time
 import uuid as uuidlib
@@ -265,6 +271,40 @@ class HostInfoEndpoint:
         return {"host": host, "compute_node_uuid": node}
 
 
+class StatusEndpoint:
+    """gantt's ``ping``: answered from memory, cheap enough to ask any
+    time (namespace ``gantt``; version 1.1 adds it to 1.0's
+    update_host_info)."""
+
+    target = oslo_messaging.Target(namespace="gantt", version="1.1")
+
+    def __init__(self, scheduler, clock=time.monotonic):
+        self._scheduler = scheduler
+        self._clock = clock
+        self._started = clock()
+
+    def ping(self, ctxt):
+        """{"host", "pid", "version", "uptime" (seconds), "hosts" (compute
+        hosts this process's host state knows, None before it has read
+        them)}."""
+        conf = getattr(self._scheduler, "conf", None)
+        table = getattr(self._scheduler, "table", None)
+        hosts = getattr(table, "rows_by_host", None)
+        return {"host": getattr(conf, "host", None) or socket.gethostname(),
+                "pid": os.getpid(),
+                "version": _gantt_version(),
+                "uptime": round(self._clock() - self._started, 3),
+                "hosts": None if hosts is None else len(hosts)}
+
+
+@functools.cache
+def _gantt_version():
+    try:
+        return importlib.metadata.version("gantt")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
 def _write_host_info(txn, host, nodename, node_uuid, report, service, at):
     if report is not None:
         if node_uuid is None:
@@ -471,7 +511,8 @@ def _decoded(decode, *args):
 def endpoints(scheduler, recorder=None, call_times=None, metrics=None):
     return [SchedulerEndpoint(scheduler, recorder, call_times, metrics),
             BaseEndpoint(),
-            HostInfoEndpoint(scheduler.store)]
+            HostInfoEndpoint(scheduler.store),
+            StatusEndpoint(scheduler)]
 
 
 def target(conf):

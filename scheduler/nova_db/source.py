@@ -191,6 +191,28 @@ class NovaHostSource:
         """Raise NovaSourceError unless Nova's API database can be read."""
         self._read_cell_mappings()
 
+    def check_cells(self):
+        """{cell name: None, or why its database cannot be read} for the
+        cells to schedule to (NovaSourceError when Nova's API database
+        cannot be read)."""
+        found = {}
+        for name, url in sorted(self._read_cell_mappings().values()):
+            try:
+                engine = engine_for(url)
+            except (sa.exc.SQLAlchemyError, ImportError) as exc:
+                found[name] = f"database_connection: {first_line(exc)}"
+                continue
+            try:
+                with engine.connect() as conn:
+                    conn.execute(sa.select(sa.func.count()).select_from(
+                        s.compute_nodes)).scalar()
+                found[name] = None
+            except sa.exc.SQLAlchemyError as exc:
+                found[name] = first_line(exc)
+            finally:
+                engine.dispose()
+        return found
+
     def close(self):
         self._stop.set()
         if self._poller is not None:
