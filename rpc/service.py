@@ -52,7 +52,7 @@ from oslo_log import log as logging
 
 from placement import command_errors, config_check, guru
 from placement import conf as placement_conf
-from placement.db import migration
+from placement.db import schema_state
 from placement.db import store as store_mod
 from rpc import broker_check, heap, recorder
 from rpc import conf as rpc_conf
@@ -503,7 +503,7 @@ def _check_filters_and_weighers(conf):
 
 # How a failure at start ends the service (the parent's checks and a
 # worker's start alike).
-_FAILURES = (host_updates.SourceError, migration.SchemaNotCurrent,
+_FAILURES = (host_updates.SourceError, schema_state.SchemaNotReady,
              broker_check.BrokerUnreachable, metrics_mod.EndpointUnavailable)
 _USAGE = (broker_check.BrokerRefused, scheduler_errors.ConfigError)
 
@@ -520,11 +520,7 @@ def main(argv=None):
 def _check_database(conf):
     """The schema brought up to date once, before any worker connects
     ([placement_database] sync_on_startup), or found current."""
-    store = store_mod.Store.open(conf)
-    try:
-        migration.require_current(store.engine)
-    finally:
-        store.dispose()
+    schema_state.open_store(conf).dispose()
 
 
 def start(conf):

@@ -54,7 +54,7 @@ from placement import conf as conf_mod
 from placement.api import app as app_mod
 from placement.api import errors, metrics, microversion, middleware
 from placement.api import policy as policy_mod
-from placement.db import migration
+from placement.db import schema_state
 from placement.db import store as store_mod
 
 LOG = logging.getLogger(__name__)
@@ -303,11 +303,7 @@ def prepare_database(conf):
     """The schema brought up to date ([placement_database]
     sync_on_startup), or found current: a server whose every request
     would fail does not start."""
-    store = store_mod.Store.open(conf)
-    try:
-        migration.require_current(store.engine)
-    finally:
-        store.dispose()
+    schema_state.open_store(conf).dispose()
 
 
 class AddressInUse(Exception):
@@ -352,7 +348,7 @@ def _metrics_directory(conf):
 def main(argv=None):
     return command_errors.main("gantt-placement-api", argv, build_conf,
                                serve, failures=(AddressInUse,
-                                                migration.SchemaNotCurrent))
+                                                schema_state.SchemaNotReady))
 
 
 if __name__ == "__main__":

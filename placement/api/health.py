@@ -9,6 +9,7 @@ database cannot be reached, or holds no current gantt schema, answers
 503 so that a load balancer takes it out.
 """
 
+import logging
 import threading
 
 from oslo_middleware import healthcheck
@@ -16,8 +17,9 @@ from oslo_middleware.healthcheck import opts as healthcheck_opts
 from oslo_middleware.healthcheck import pluginbase
 
 from placement.db import engine as engine_mod
-from placement.db import migration, retry
+from placement.db import retry, schema_state
 
+LOG = logging.getLogger(__name__)
 DATABASE_BACKEND = "gantt_database"
 
 
@@ -63,16 +65,20 @@ class DatabaseCheck(pluginbase.HealthcheckBaseExtension):
     def healthcheck(self, server_port):
         # Twice: the kept connection may be one the server dropped since
         # the last check (a database restart), which says nothing of now.
+        # The reason names no database URL: the path is public.
         for attempt in (1, 2):
             try:
-                migration.require_current(self._engine_once())
-            except migration.SchemaNotCurrent as exc:
-                return pluginbase.HealthcheckResult(False, str(exc))
+                state = schema_state.schema_state(self._engine_once())
+                if not state.usable:
+                    return pluginbase.HealthcheckResult(
+                        False, f"{state.problem()}; run gantt-manage db sync")
             except Exception as exc:  # noqa: BLE001 - any failure counts
                 self._engine.dispose()
                 if attempt == 2:
+                    LOG.warning("healthcheck: the database cannot be used: "
+                                "%s", retry.first_line(exc))
                     return pluginbase.HealthcheckResult(
-                        False, f"the database cannot be used: "
-                               f"{retry.first_line(exc)}")
+                        False, f"the database cannot be used "
+                               f"({type(exc).__name__}; see the log)")
             else:
                 return pluginbase.HealthcheckResult(True, "database OK")

@@ -26,14 +26,14 @@ from placement import conf as conf_mod
 from placement import config_check
 from placement.api import app as app_mod
 from placement.api import errors, middleware
-from placement.db import migration
+from placement.db import schema_state
 from placement.db import store as store_mod
 
 LOG = logging.getLogger(__name__)
 CONFIG_VARIABLE = "GANTT_CONFIG_FILE"
 
 
-SchemaNotCurrent = migration.SchemaNotCurrent
+SchemaNotCurrent = schema_state.SchemaNotReady
 
 
 def _read_conf(environ):
@@ -53,7 +53,7 @@ def current_store(conf):
     head revision already (SchemaNotCurrent otherwise)."""
     store = store_mod.Store(conf)
     try:
-        migration.require_current(store.engine)
+        schema_state.require(store)
     except SchemaNotCurrent:
         store.dispose()
         raise
@@ -98,8 +98,11 @@ class _Lazy:
                         self._app = init_application(_settings(environ))
                     except SchemaNotCurrent as exc:
                         LOG.error("%s", exc)
-                        return _unavailable(environ, start_response,
-                                            str(exc))
+                        # To the client, no database URL.
+                        return _unavailable(
+                            environ, start_response,
+                            f"{exc.state.problem()}; run gantt-manage db "
+                            f"sync")
         return self._app(environ, start_response)
 
 

@@ -21,39 +21,6 @@ head_revision = schema_state.head_revision
 current_revision = schema_state.current_revision
 
 
-class SchemaNotCurrent(Exception):
-    """The database's schema is not the one this gantt needs (none at
-    all, behind, or from a newer gantt)."""
-
-
-def require_current(engine):
-    """Nothing when the schema is at this gantt's head revision, else
-    SchemaNotCurrent saying what to run. What the services check at start
-    when they do not sync the schema themselves."""
-    found = current_revision(engine)
-    wanted = head_revision()
-    if found == wanted:
-        return
-    if found is None:
-        raise SchemaNotCurrent(
-            "the database has no gantt schema: run 'gantt-manage db sync'")
-    if _known(script.ScriptDirectory.from_config(_config()), found):
-        raise SchemaNotCurrent(
-            f"the database schema is at revision {found}, this gantt needs "
-            f"{wanted}: run 'gantt-manage db sync'")
-    raise SchemaNotCurrent(
-        f"the database schema is at revision {found}, which this gantt "
-        f"does not know (a newer gantt's?); it needs {wanted}")
-
-
-def _known(scripts, revision):
-    try:
-        scripts.get_revision(revision)
-    except Exception:  # noqa: BLE001 - alembic's errors vary by version
-        return False
-    return True
-
-
 @contextlib.contextmanager
 def _migration_lock(conn, backend):
     if backend == "postgresql":

@@ -117,12 +117,17 @@ def sync_command(conf):
 def require(store):
     """The State of ``store``'s database; SchemaNotReady when it is
     missing or behind."""
-    state = schema_state(store.engine)
+    return check(store.engine, store.conf)
+
+
+def check(engine, conf):
+    """The State of ``engine``'s database; SchemaNotReady when it is
+    missing or behind (``conf``: the process's, for the sync command)."""
+    state = schema_state(engine)
     if not state.usable:
-        where = f"the database {database_name(store.engine)}"
+        where = f"the database {database_name(engine)}"
         raise SchemaNotReady(
-            f"{state.problem(where)}; run {sync_command(store.conf)}",
-            state)
+            f"{state.problem(where)}; run {sync_command(conf)}", state)
     return state
 
 

@@ -255,7 +255,7 @@ def test_wsgi_workers_do_not_migrate_503_until_db_sync(tmp_path,
     assert response.status_int == 503
     detail = response.json["errors"][0]["detail"]
     assert detail.strip().endswith(
-        "the database has no gantt schema: run 'gantt-manage db sync'")
+        "the database has no gantt schema; run gantt-manage db sync")
     # Nothing was created by the worker: the schema is still missing.
     assert app.get("/resource_providers").status_int == 503
     assert not engine_has_tables(tmp_path / "placement.sqlite")

@@ -99,9 +99,10 @@ def test_refused_at_start_on_a_database_without_gantt_schema(tmp_path):
             [str(BIN / "gantt-placement-api"), "--config-file",
              str(config)], capture_output=True, text=True, timeout=60)
         assert done.returncode == 1
-        assert done.stderr.splitlines()[-1] == (
-            "gantt-placement-api: the database has no gantt schema: run "
-            "'gantt-manage db sync'")
+        shown = sa.make_url(url).render_as_string(hide_password=True)
+        assert done.stderr.splitlines() == [
+            f"gantt-placement-api: the database {shown} has no gantt "
+            f"schema; run gantt-manage --config-file {config} db sync"]
         assert "Traceback" not in done.stderr
         engine = sa.create_engine(url)
         assert sa.inspect(engine).get_table_names() == []
@@ -159,8 +160,8 @@ def test_healthcheck_follows_the_database_schema(tmp_path, sqlite_config):
             conn.execute("DELETE FROM alembic_version")
         status, _, body = api.request("/healthcheck")
         assert status == 503
-        assert body == (b"the database has no gantt schema: run "
-                        b"'gantt-manage db sync'")
+        assert body == (b"the database has no gantt schema; run "
+                        b"gantt-manage db sync")
         assert api.request("/healthcheck", method="HEAD")[0] == 503
     finally:
         api.stop()

@@ -114,9 +114,10 @@ def test_a_database_without_gantt_schema_is_refused_before_workers(
             sync_on_startup = false
             """)
         assert done.returncode == 1
+        shown = sa.make_url(url).render_as_string(hide_password=True)
         assert done.stderr.splitlines() == [
-            f"{PROG}: the database has no gantt schema: run 'gantt-manage "
-            f"db sync'"]
+            f"{PROG}: the database {shown} has no gantt schema; run "
+            f"gantt-manage --config-file {tmp_path / 'gantt.conf'} db sync"]
         engine = sa.create_engine(url)
         assert sa.inspect(engine).get_table_names() == []
         engine.dispose()
