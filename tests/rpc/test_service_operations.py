@@ -251,3 +251,30 @@ def test_sighup_reloads_and_metrics_cover_every_worker(tmp_path,
         assert service.terminate() == 0
     finally:
         service.close()
+
+
+def test_workers_that_keep_dying_stop_the_service(tmp_path,
+                                                  pg_cloud):  # noqa: F811
+    """A worker killed once it serves is started again; the sixth death
+    within a minute stops the service with one line, not a loop."""
+    (tmp_path / "s").mkdir()
+    service = Service(tmp_path / "s", pg_cloud, workers=2)
+    try:
+        killed = set()
+        for death in range(1, 7):
+            ready = {pid for pid, _, _ in service.lines(f"{PROG} ready")}
+            victim = min(ready - killed)
+            os.kill(victim, signal.SIGKILL)
+            killed.add(victim)
+            if death <= 5:
+                helpers.wait_for(
+                    lambda n=death: len(service.lines(f"{PROG} ready"))
+                    == 2 + n, timeout=30, what=f"worker {death} again")
+        assert service.proc.wait(60) == 1
+        output = (tmp_path / "s" / "stdout.txt").read_text()
+        assert output.strip().splitlines()[-1] == (
+            f"{PROG}: workers keep dying (6 in 60 s, the last with status "
+            f"-9); stopping, see the log")
+        assert len(service.lines("starting it again")) == 5
+    finally:
+        service.close()
