@@ -129,7 +129,8 @@ def build_conf(argv):
         logging.get_default_log_levels() + ["alembic=WARN"]))
     conf.register_cli_opts(CLI_OPTS)
     config_check.register(conf)
-    conf(argv, project="gantt", prog=PROG)
+    conf(argv, project="gantt", prog=PROG,
+         version=f"{PROG} {placement_conf.version()}")
     return conf
 
 

@@ -57,7 +57,8 @@ def build_conf(argv):
     logging.set_defaults(default_log_levels=(
         logging.get_default_log_levels() + ["alembic=WARN"]))
     config_check.register(conf)
-    conf(argv, project="gantt", prog=PROG)
+    conf(argv, project="gantt", prog=PROG,
+         version=f"{PROG} {placement_conf.version()}")
     return conf
 
 

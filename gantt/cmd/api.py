@@ -105,7 +105,8 @@ def build_conf(argv):
         logging.get_default_log_levels() + ["alembic=WARN"]))
     conf.register_cli_opts(CLI_OPTS)
     config_check.register(conf)
-    conf(argv, project="gantt", prog="gantt-placement-api")
+    conf(argv, project="gantt", prog="gantt-placement-api",
+         version=f"gantt-placement-api {conf_mod.version()}")
     if conf.cli_db:
         conf.set_override("connection", database_url(conf.cli_db),
                           group="placement_database")
