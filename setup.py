@@ -39,7 +39,7 @@ SAMPLES = ("etc/gantt.conf.sample", "etc/policy.yaml.sample")
 def _data_files():
     files = list(SAMPLES)
     for path in sorted(glob.glob("etc/examples/**/*", recursive=True)
-                       + glob.glob("etc/systemd/*")):
+                       + glob.glob("etc/systemd/**/*", recursive=True)):
         if os.path.isfile(path):
             files.append(path)
     by_dir = {}

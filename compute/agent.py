@@ -38,7 +38,7 @@ from compute.discovery import (
     describe_host,
 )
 from compute.report_client import ReportClient, ReportError
-from placement import command_errors, config_check, direct
+from placement import command_errors, config_check, direct, service_notify
 from placement import conf as placement_conf
 from rpc import client as client_mod
 from rpc import conf as rpc_conf
@@ -102,20 +102,36 @@ class Agent:
                 heartbeat=True)
         return host.hostname, root_uuid
 
-    def run(self, stop):
+    def run(self, stop, notifier=None):
         """Report now and every report_interval until ``stop`` is set;
-        a failed report is logged and tried again at the next turn."""
+        a failed report is logged and tried again at the next turn.
+
+        ``notifier`` (placement.service_notify) hears READY=1 after the
+        first turn, whatever came of it (a placement service that is
+        down must not keep the agent from starting: it reports again at
+        the next turn), and STATUS= after each."""
+        notifier = notifier or service_notify.Notifier()
         interval = self.conf.compute.report_interval
+        first = True
         while not stop.is_set():
             try:
                 hostname, root = self.report()
                 LOG.debug("reported %s (root provider %s)", hostname, root)
+                status = f"reported {hostname} (root provider {root})"
             except (*REPORT_FAILURES, OSError) as exc:
                 LOG.error("%s: report failed: %s", PROG, exc)
+                status = f"report failed: {exc}"
             except Exception as exc:  # noqa: BLE001 - keep reporting
                 if command_errors.database_problem(exc) is None:
                     raise
                 LOG.error("%s: report failed: %s", PROG, exc)
+                status = f"report failed: {exc}"
+            status += f"; next in {interval} s"
+            if first:
+                notifier.ready(status)
+                first = False
+            else:
+                notifier.status(status)
             stop.wait(interval)
 
 
@@ -169,14 +185,16 @@ def _scheduler(conf, placement):
     return None
 
 
-def _install_stop(stop):
+def _install_stop(stop, notifier):
     def handler(signum, frame):
         stop.set()
+        notifier.stopping("stopping: finishing the report in progress")
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, handler)
 
 
 def serve(conf):
+    notifier = service_notify.Notifier.from_environment()
     # Config errors first, before anything is opened.
     compute_conf.discovery_config(conf)
     port, placement = _port(conf)
@@ -192,8 +210,8 @@ def serve(conf):
             print(f"reported {hostname}: root provider {root}")
             return 0
         stop = threading.Event()
-        _install_stop(stop)
-        agent.run(stop)
+        _install_stop(stop, notifier)
+        agent.run(stop, notifier)
         return 0
     finally:
         if scheduler is not None:

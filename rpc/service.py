@@ -29,7 +29,7 @@ import oslo_messaging
 from oslo_config import cfg
 from oslo_log import log as logging
 
-from placement import command_errors, config_check
+from placement import command_errors, config_check, service_notify
 from placement import conf as placement_conf
 from placement.db import store as store_mod
 from rpc import conf as rpc_conf
@@ -42,6 +42,9 @@ from scheduler import framework, host_options, host_updates, manager
 LOG = logging.getLogger("rpc.service")
 
 PROG = "gantt-scheduler"
+
+# What systemctl status says once a stop signal came.
+STOPPING = "stopping: finishing the calls in progress"
 
 # Seconds between two starts of a worker that keeps dying.
 RESPAWN_DELAY = 1.0
@@ -76,10 +79,11 @@ class _StopSignal:
 
     SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
-    def __init__(self):
+    def __init__(self, on_stop=None):
         self.event = threading.Event()
         self.signum = None
         self.ready = False
+        self.on_stop = on_stop
 
     def install(self):
         for signum in self.SIGNALS:
@@ -90,6 +94,8 @@ class _StopSignal:
             return  # already stopping
         self.signum = signum
         self.event.set()
+        if self.on_stop is not None:
+            self.on_stop()
         if not self.ready:
             raise _Stopped()
 
@@ -117,9 +123,9 @@ def logging_shutdown():
     std_logging.shutdown()
 
 
-def serve(conf, stop):
+def serve(conf, stop, on_ready=None):
     """Run one scheduler server until ``stop`` fires; 0 when it stopped
-    gracefully."""
+    gracefully. ``on_ready()`` is called once it takes calls."""
     # The schema was brought up to date before the workers started.
     store = store_mod.Store(conf)
     scheduler = manager.Scheduler(conf, store=store)
@@ -144,6 +150,8 @@ def serve(conf, stop):
                      "%s", PROG, conf.scheduler.topic, conf.host,
                      conf.control_exchange, os.getpid(),
                      placement_conf.startup_summary(conf))
+            if on_ready is not None:
+                on_ready()
             stop.wait()
         except _Stopped:
             if not started:
@@ -186,27 +194,29 @@ def _stats(scheduler, call_times=None, more=None):
     return json.dumps(stats, sort_keys=True)
 
 
-def run(conf, stop=None):
-    """serve() until SIGTERM or SIGINT."""
+def run(conf, stop=None, on_ready=None, on_stop=None):
+    """serve() until SIGTERM or SIGINT (``on_stop()`` when one comes)."""
     if stop is None:
-        stop = _StopSignal()
+        stop = _StopSignal(on_stop)
         stop.install()
     try:
-        return serve(conf, stop)
+        return serve(conf, stop, on_ready)
     except _Stopped:
         LOG.info("%s stopped before it was ready", PROG)
         return 0
 
 
-def _worker(conf, index):
+def _worker(conf, index, ready_pipe):
     """The body of a forked worker, started with the stop signals
-    blocked; never returns."""
+    blocked; never returns. Once ready it writes its index to
+    ``ready_pipe`` (4 bytes: one write, which a pipe never splits)."""
     code = 1
     try:
         stop = _StopSignal()
         stop.install()
         signal.pthread_sigmask(signal.SIG_UNBLOCK, _StopSignal.SIGNALS)
-        code = run(conf, stop)
+        code = run(conf, stop,
+                   on_ready=lambda: _tell_parent(ready_pipe, index))
     except _Stopped:
         code = 0
     except BaseException:
@@ -216,13 +226,57 @@ def _worker(conf, index):
         os._exit(code)
 
 
-def supervise(conf, count):
+def _tell_parent(ready_pipe, index):
+    try:
+        os.write(ready_pipe, index.to_bytes(4, "big"))
+    except OSError as exc:  # the parent is gone: nobody to tell
+        LOG.debug("cannot say worker %d is ready: %s", index, exc)
+
+
+class _ReadyWorkers:
+    """The parent's end of the pipe its workers say they are ready on:
+    which worker indices have said so."""
+
+    def __init__(self):
+        self.read_end, self.write_end = os.pipe()
+        os.set_blocking(self.read_end, False)
+        self.indices = set()
+        self._partial = b""
+
+    def poll(self):
+        """The indices of the workers ready so far."""
+        try:
+            data = self._partial + os.read(self.read_end, 4096)
+        except BlockingIOError:
+            return self.indices
+        whole = len(data) - len(data) % 4
+        self._partial = data[whole:]
+        for at in range(0, whole, 4):
+            self.indices.add(int.from_bytes(data[at:at + 4], "big"))
+        return self.indices
+
+    def close(self):
+        os.close(self.read_end)
+        os.close(self.write_end)
+
+
+def supervise(conf, count, notifier=None):
     """Fork ``count`` workers, start again those that die, and stop them
-    all (SIGTERM) when asked to; 0 when every worker stopped cleanly."""
-    stop = _StopSignal()
+    all (SIGTERM) when asked to; 0 when every worker stopped cleanly.
+
+    ``notifier`` (placement.service_notify) hears READY=1 from this
+    process, the one systemd watches (NotifyAccess=main), once every
+    worker has said on a pipe that it takes calls: it is the parent that
+    systemd hears, and only the workers know when they are ready. A
+    worker that dies before then is started again, as ever, and the
+    start is done when its successor is ready."""
+    notifier = notifier or service_notify.Notifier()
+    stop = _StopSignal(lambda: notifier.stopping(STOPPING))
     stop.ready = True  # the parent only ever waits
     stop.install()
     children = {}  # pid -> worker index
+    ready = _ReadyWorkers()
+    announced = False
 
     def spawn(index):
         # A child must not run the parent's handlers: signals wait until
@@ -231,7 +285,8 @@ def supervise(conf, count):
         try:
             pid = os.fork()
             if pid == 0:
-                _worker(conf, index)
+                os.close(ready.read_end)
+                _worker(conf, index, ready.write_end)
         finally:
             signal.pthread_sigmask(signal.SIG_UNBLOCK, _StopSignal.SIGNALS)
         children[pid] = index
@@ -243,6 +298,10 @@ def supervise(conf, count):
     failed = False
     signalled = False
     while children:
+        if (not announced and not stop.event.is_set()
+                and len(ready.poll()) == count):
+            announced = True
+            notifier.ready(_serving(conf, count))
         if stop.event.is_set() and not signalled:
             signalled = True
             for pid in children:
@@ -264,8 +323,15 @@ def supervise(conf, count):
         stop.event.wait(RESPAWN_DELAY)
         if not stop.event.is_set():
             spawn(index)
+    ready.close()
     LOG.info("%s stopped", PROG)
     return 1 if failed else 0
+
+
+def _serving(conf, workers):
+    return (f"serving topic {conf.scheduler.topic} of exchange "
+            f"{conf.control_exchange} with {workers} "
+            f"worker{'s' if workers > 1 else ''}")
 
 
 def _kill(pid):
@@ -309,6 +375,9 @@ def main(argv=None):
 
 def start(conf):
     """Run the service (its workers) once the config is known good."""
+    # Out of the environment before any worker is forked: only this
+    # process speaks to systemd.
+    notifier = service_notify.Notifier.from_environment()
     workers = rpc_conf.worker_count(conf)
     if rpc_conf.in_process(conf):
         LOG.warning("[DEFAULT] transport_url is the in-process transport "
@@ -321,8 +390,9 @@ def start(conf):
     # And see that the host state source answers, once.
     host_updates.check_source(conf)
     if workers == 1:
-        return run(conf)
-    return supervise(conf, workers)
+        return run(conf, on_ready=lambda: notifier.ready(
+            _serving(conf, 1)), on_stop=lambda: notifier.stopping(STOPPING))
+    return supervise(conf, workers, notifier)
 
 
 if __name__ == "__main__":
