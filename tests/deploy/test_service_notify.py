@@ -5,7 +5,8 @@ naming a socket the test listens on (tests/deploy/notify_socket.py):
 - gantt-placement-api says READY=1 once its workers have loaded the
   application, not before (gunicorn's own early READY=1 is not sent): a
   request sent then is answered at once; STOPPING=1 on SIGTERM; then it
-  exits 0;
+  exits 0. When its workers cannot load the application it never says
+  READY=1;
 - gantt-scheduler, with one worker and with two, says READY=1 once
   every worker takes calls (a ping over RabbitMQ is answered), and
   STOPPING=1 on SIGTERM;
@@ -115,6 +116,30 @@ def test_placement_api_is_ready_when_its_workers_are(notify, tmp_path):
         _stops_with_stopping(
             notify, process,
             "stopping: finishing the requests in progress")
+    finally:
+        process.close()
+
+
+def test_placement_api_whose_workers_cannot_load_is_never_ready(
+        notify, tmp_path):
+    # A policy file that does not parse: the master starts, each worker
+    # fails to load the application, gunicorn gives up (status 3).
+    policy = tmp_path / "policy.yaml"
+    policy.write_text('"placement:resource_providers:list": [[[\n')
+    conf = tmp_path / "gantt.conf"
+    conf.write_text(f"[oslo_policy]\npolicy_file = {policy}\n")
+    process = _Process(
+        [str(BIN / "gantt-placement-api"), "--config-file", str(conf),
+         "--port", str(_free_port()), "--db",
+         str(tmp_path / "placement.sqlite"), "--workers", "2"],
+        notify, tmp_path)
+    try:
+        assert process.proc.wait(START_TIMEOUT) == 3, process.text()
+        assert "Reason: Worker failed to boot." in process.text()
+        assert notify.receive(1) == (
+            process.proc.pid, "STOPPING=1\nSTATUS=stopping: finishing the "
+            "requests in progress")
+        assert notify.receive(0.5) is None
     finally:
         process.close()
 
