@@ -17,18 +17,18 @@ files only.
 import os
 import pathlib
 import re
-import shutil
 import signal
-import socket
 import subprocess
 import sys
-import textwrap
 import urllib.request
 
-import pytest
-
-from tests.compute import fake_sysfs
-from tests.deploy.notify_socket import NotifySocket
+from tests.deploy.tools import (
+    agent_conf,
+    free_port,
+    need_tool,
+    scheduler_conf,
+    scheduler_ping,
+)
 from tests.rpc import helpers
 
 REPO = pathlib.Path(__file__).parents[2]
@@ -41,18 +41,6 @@ CALL = re.compile(r"^([a-z_0-9]+)\((.*)")
 OPENED = re.compile(r'^openat\([^,]+, "([^"]+)".*\) = (\d+)$')
 FCHOWN = re.compile(r"^fchown\((\d+),")
 SQLITE_JOURNALS = ("-journal", "-wal", "-shm")
-
-
-def _tool(name, package):
-    if shutil.which(name) is None:
-        for argv in (["apt-get", "update", "-q"],
-                     ["apt-get", "install", "-y", "-q", package]):
-            done = subprocess.run(argv, capture_output=True, text=True,
-                                  timeout=600)
-            assert done.returncode == 0, done.stdout + done.stderr
-    path = shutil.which(name)
-    assert path, f"{name} is not installed"
-    return path
 
 
 def _service_lists(unit):
@@ -98,7 +86,7 @@ def _allowed(filters, analyze):
 
 
 def _check_trace(trace, unit):
-    analyze = _tool("systemd-analyze", "systemd")
+    analyze = need_tool("systemd-analyze", "systemd")
     filters, families = _service_lists(unit)
     allowed = _allowed(filters, analyze)
     used, families_used, bad_chown = set(), set(), []
@@ -135,8 +123,8 @@ class _Traced:
         self.trace = tmp_path / "strace"
         self.output = open(tmp_path / "output.txt", "wb")
         self.proc = subprocess.Popen(
-            [_tool("strace", "strace"), "-ff", "-qq", "-o", str(self.trace),
-             "--", *argv], cwd=tmp_path, env=notify.environ(),
+            [need_tool("strace", "strace"), "-ff", "-qq", "-o",
+             str(self.trace), "--", *argv], cwd=tmp_path, env=notify.environ(),
             stdout=self.output, stderr=subprocess.STDOUT)
         got = notify.receive(TIMEOUT)
         assert got is not None, (tmp_path / "output.txt").read_text()
@@ -154,19 +142,6 @@ class _Traced:
         self.output.close()
 
 
-@pytest.fixture
-def notify():
-    listener = NotifySocket()
-    yield listener
-    listener.close()
-
-
-def _free_port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 def _request(url, method="GET", body=None):
     request = urllib.request.Request(
         url, method=method, data=body,
@@ -177,7 +152,7 @@ def _request(url, method="GET", body=None):
 
 
 def test_placement_api(notify, tmp_path):
-    port = _free_port()
+    port = free_port()
     traced = _Traced([str(BIN / "gantt-placement-api"), "--port", str(port),
                       "--db", str(tmp_path / "placement.sqlite"),
                       "--workers", "2"], tmp_path, notify)
@@ -194,44 +169,20 @@ def test_placement_api(notify, tmp_path):
 
 def test_scheduler(notify, tmp_path):
     helpers.require_rabbit()
-    topic = helpers.unique_topic()
-    conf = tmp_path / "gantt.conf"
-    conf.write_text(textwrap.dedent(f"""\
-        [DEFAULT]
-        transport_url = {helpers.RABBIT_URL}
-        log_file = {tmp_path / 'gantt-scheduler.log'}
-        control_exchange = {topic}
-        [scheduler]
-        workers = 2
-        topic = {topic}
-        [placement_database]
-        connection = sqlite:///{tmp_path / 'placement.sqlite'}
-        [oslo_messaging_rabbit]
-        amqp_auto_delete = true
-        """))
+    conf, topic = scheduler_conf(tmp_path, 2)
     traced = _Traced([str(BIN / "gantt-scheduler"), "--config-file",
                       str(conf)], tmp_path, notify)
-    client_conf = helpers.messaging_conf(helpers.RABBIT_URL, topic)
-    client_conf.set_override("control_exchange", topic)
-    transport = helpers.client_transport(client_conf)
     try:
-        ping = helpers.raw_client(transport, topic, version="1.1",
-                                  namespace="baseapi", timeout=30)
-        assert ping.call(helpers.CONTEXT, "ping", arg="x")["arg"] == "x"
+        with scheduler_ping(topic) as ping:
+            assert ping("x") == {"service": "scheduler", "arg": "x"}
         traced.stop()
     finally:
-        transport.cleanup()
         traced.close()
     _check_trace(traced.trace, "gantt-scheduler")
 
 
 def test_compute_agent(notify, tmp_path):
-    root = tmp_path / "root"
-    fake_sysfs.two_socket_host(root)
-    (tmp_path / "host.yaml").write_text("hostname: cn-trace\n")
-    conf = tmp_path / "gantt.conf"
-    conf.write_text(f"[DEFAULT]\nstate_path = {tmp_path / 'state'}\n"
-                    f"[compute]\nhost_file = {tmp_path / 'host.yaml'}\n")
+    conf, root = agent_conf(tmp_path, "cn-trace")
     traced = _Traced([str(BIN / "gantt-compute-agent"), "--config-file",
                       str(conf), "--root", str(root)], tmp_path, notify)
     try:

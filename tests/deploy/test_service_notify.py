@@ -22,34 +22,23 @@ The scheduler needs RabbitMQ on loopback (failed in CI when missing).
 import os
 import pathlib
 import signal
-import socket
 import subprocess
 import sys
-import textwrap
 import time
 import urllib.request
 
 import pytest
 
-from tests.compute import fake_sysfs
-from tests.deploy.notify_socket import NotifySocket
+from tests.deploy.tools import (
+    agent_conf,
+    free_port,
+    scheduler_conf,
+    scheduler_ping,
+)
 from tests.rpc import helpers
 
 BIN = pathlib.Path(sys.executable).parent
 START_TIMEOUT = 60
-
-
-@pytest.fixture
-def notify():
-    listener = NotifySocket()
-    yield listener
-    listener.close()
-
-
-def _free_port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 class _Process:
@@ -95,7 +84,7 @@ def _stops_with_stopping(notify, process, status):
 
 
 def test_placement_api_is_ready_when_its_workers_are(notify, tmp_path):
-    port = _free_port()
+    port = free_port()
     process = _Process(
         [str(BIN / "gantt-placement-api"), "--port", str(port), "--db",
          str(tmp_path / "placement.sqlite"), "--workers", "2"],
@@ -130,7 +119,7 @@ def test_placement_api_whose_workers_cannot_load_is_never_ready(
     conf.write_text(f"[oslo_policy]\npolicy_file = {policy}\n")
     process = _Process(
         [str(BIN / "gantt-placement-api"), "--config-file", str(conf),
-         "--port", str(_free_port()), "--db",
+         "--port", str(free_port()), "--db",
          str(tmp_path / "placement.sqlite"), "--workers", "2"],
         notify, tmp_path)
     try:
@@ -144,68 +133,32 @@ def test_placement_api_whose_workers_cannot_load_is_never_ready(
         process.close()
 
 
-def _scheduler_conf(tmp_path, workers):
-    topic = helpers.unique_topic()
-    conf = tmp_path / "gantt.conf"
-    conf.write_text(textwrap.dedent(f"""\
-        [DEFAULT]
-        transport_url = {helpers.RABBIT_URL}
-        host = sched-{topic[-6:]}
-        log_file = {tmp_path / 'gantt-scheduler.log'}
-        control_exchange = {topic}
-        graceful_shutdown_timeout = 20
-        [scheduler]
-        workers = {workers}
-        topic = {topic}
-        [placement_database]
-        connection = sqlite:///{tmp_path / 'placement.sqlite'}
-        [oslo_messaging_rabbit]
-        amqp_auto_delete = true
-        """))
-    return conf, topic
-
-
 @pytest.mark.parametrize("workers", [1, 2])
 def test_scheduler_is_ready_when_every_worker_is(notify, tmp_path, workers):
     helpers.require_rabbit()
-    conf, topic = _scheduler_conf(tmp_path, workers)
+    conf, topic = scheduler_conf(tmp_path, workers)
     log = tmp_path / "gantt-scheduler.log"
     process = _Process([str(BIN / "gantt-scheduler"), "--config-file",
                         str(conf)], notify, tmp_path)
-    client_conf = helpers.messaging_conf(helpers.RABBIT_URL, topic)
-    client_conf.set_override("control_exchange", topic)
-    transport = helpers.client_transport(client_conf)
     try:
         pid, message = _next(notify, process, "READY=1")
         plural = "s" if workers > 1 else ""
         assert (pid, message) == (
             process.proc.pid, f"READY=1\nSTATUS=serving topic {topic} of "
             f"exchange {topic} with {workers} worker{plural}")
-        # Every worker had said it was ready by then.
+        # Every worker had said it was ready by then, and answers.
         assert log.read_text().count("gantt-scheduler ready: ") == workers
-        ping = helpers.raw_client(transport, topic, version="1.1",
-                                  namespace="baseapi", timeout=10)
-        assert ping.call(helpers.CONTEXT, "ping", arg="up") == {
-            "service": "scheduler", "arg": "up"}
+        with scheduler_ping(topic) as ping:
+            assert ping("up") == {"service": "scheduler", "arg": "up"}
         _stops_with_stopping(notify, process,
                              "stopping: finishing the calls in progress")
     finally:
-        transport.cleanup()
         process.close()
 
 
 def test_compute_agent_is_ready_after_its_first_report(notify, tmp_path):
-    root = tmp_path / "root"
-    fake_sysfs.two_socket_host(root)
-    (tmp_path / "host.yaml").write_text("hostname: cn-notify\n")
-    conf = tmp_path / "gantt.conf"
-    conf.write_text(textwrap.dedent(f"""\
-        [DEFAULT]
-        state_path = {tmp_path / 'state'}
-        [compute]
-        report_interval = 1
-        host_file = {tmp_path / 'host.yaml'}
-        """))
+    conf, root = agent_conf(tmp_path, "cn-notify",
+                            compute="report_interval = 1\n")
     process = _Process([str(BIN / "gantt-compute-agent"), "--config-file",
                         str(conf), "--root", str(root)], notify, tmp_path)
     try:
@@ -228,12 +181,7 @@ def test_without_notify_socket_nothing_is_sent(notify, tmp_path):
     # A service not started by systemd: the variable unset, no message
     # (and the socket is not looked for).
     env = {k: v for k, v in os.environ.items() if k != "NOTIFY_SOCKET"}
-    root = tmp_path / "root"
-    fake_sysfs.two_socket_host(root)
-    (tmp_path / "host.yaml").write_text("hostname: cn-quiet\n")
-    conf = tmp_path / "gantt.conf"
-    conf.write_text(f"[DEFAULT]\nstate_path = {tmp_path / 'state'}\n"
-                    f"[compute]\nhost_file = {tmp_path / 'host.yaml'}\n")
+    conf, root = agent_conf(tmp_path, "cn-quiet")
     done = subprocess.run(
         [str(BIN / "gantt-compute-agent"), "--config-file", str(conf),
          "--root", str(root), "--once"], cwd=tmp_path, env=env,

@@ -17,11 +17,12 @@
 
 import pathlib
 import re
-import shutil
 import subprocess
 import sys
 
 import pytest
+
+from tests.deploy.tools import need_tool
 
 REPO = pathlib.Path(__file__).parents[2]
 SYSTEMD = REPO / "etc" / "systemd"
@@ -36,17 +37,7 @@ SANDBOX = re.compile(
 
 
 def _tool(name):
-    """The path of a tool of the systemd package, installed when
-    missing."""
-    if shutil.which(name) is None:
-        for argv in (["apt-get", "update", "-q"],
-                     ["apt-get", "install", "-y", "-q", "systemd"]):
-            done = subprocess.run(argv, capture_output=True, text=True,
-                                  timeout=600)
-            assert done.returncode == 0, done.stdout + done.stderr
-    path = shutil.which(name)
-    assert path, f"{name} is not installed"
-    return path
+    return need_tool(name, "systemd")
 
 
 def _run(argv, **kwargs):
