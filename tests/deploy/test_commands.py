@@ -1,5 +1,7 @@
 """The installed commands, run as an operator runs them:
 
+- every console script goes through gantt.cmd.console (the clash
+  check first);
 - every gantt command answers ``--version`` with ``<command> <version>``
   (the installed distribution's) and exit status 0;
 - oslo.policy's tools find gantt's rules under ``--namespace gantt``
@@ -32,6 +34,18 @@ def test_version(command, tmp_path):
     version = importlib.metadata.version("gantt")
     assert (done.returncode, done.stdout, done.stderr) == (
         0, f"{command} {version}\n", "")
+
+
+def test_every_command_checks_for_a_clash_first():
+    # The console scripts are gantt.cmd.console's functions, which run
+    # gantt.clash's check before importing the command
+    # (tests/deploy/test_clash.py runs them beside OpenStack Placement).
+    scripts = {point.name: point.value for point in
+               importlib.metadata.distribution("gantt").entry_points
+               if point.group == "console_scripts"}
+    assert sorted(scripts) == sorted(COMMANDS)
+    assert all(value.startswith("gantt.cmd.console:")
+               for value in scripts.values()), scripts
 
 
 def test_version_comes_before_a_missing_subcommand(tmp_path):
