@@ -39,7 +39,7 @@ SAMPLES = ("etc/gantt.conf.sample", "etc/policy.yaml.sample")
 def _data_files():
     files = list(SAMPLES)
     for path in sorted(glob.glob("etc/examples/**/*", recursive=True)
-                       + glob.glob("etc/systemd/*")):
+                       + glob.glob("etc/systemd/**/*", recursive=True)):
         if os.path.isfile(path):
             files.append(path)
     by_dir = {}
@@ -153,18 +153,25 @@ setup(
     extras_require=EXTRAS_REQUIRE,
     entry_points={
         "console_scripts": [
-            "gantt-manage = gantt.cmd.manage:main",
-            "gantt-status = gantt.cmd.status:main",
-            "gantt-placement-api = gantt.cmd.api:main",
-            "gantt-scheduler = rpc.service:main",
-            "gantt-simulate = simulation.cli:main",
-            "gantt-compute-agent = compute.agent:main",
+            # Through gantt.cmd.console: gantt.clash's check first.
+            "gantt-manage = gantt.cmd.console:manage",
+            "gantt-status = gantt.cmd.console:status",
+            "gantt-placement-api = gantt.cmd.console:placement_api",
+            "gantt-scheduler = gantt.cmd.console:scheduler",
+            "gantt-simulate = gantt.cmd.console:simulate",
+            "gantt-compute-agent = gantt.cmd.console:compute_agent",
         ],
         "oslo.middleware.healthcheck": [
             "gantt_database = placement.api.health:DatabaseCheck",
         ],
         "oslo.policy.policies": [
             "gantt = placement.api.policies:list_rules",
+        ],
+        # oslopolicy-policy-generator, oslopolicy-list-redundant and
+        # oslopolicy-validator --namespace gantt: the defaults merged
+        # with the policy file of the config they are given.
+        "oslo.policy.enforcer": [
+            "gantt = placement.api.policy:get_enforcer",
         ],
         "oslo.config.opts": [
             "gantt = placement.conf:list_opts",

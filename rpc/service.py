@@ -50,7 +50,7 @@ import oslo_messaging
 from oslo_config import cfg
 from oslo_log import log as logging
 
-from placement import command_errors, config_check, guru
+from placement import command_errors, config_check, guru, service_notify
 from placement import conf as placement_conf
 from placement.db import schema_state
 from placement.db import store as store_mod
@@ -65,6 +65,9 @@ from scheduler import framework, host_options, host_updates, manager
 LOG = logging.getLogger("rpc.service")
 
 PROG = "gantt-scheduler"
+
+# What systemctl status says once a stop signal came.
+STOPPING = "stopping: finishing the calls in progress"
 
 # Seconds between a worker's death and its new start.
 RESPAWN_DELAY = 1.0
@@ -86,7 +89,8 @@ def build_conf(argv):
         logging.get_default_log_levels() + ["alembic=WARN"]))
     guru.register_opts(conf)
     config_check.register(conf)
-    conf(argv, project="gantt", prog=PROG)
+    conf(argv, project="gantt", prog=PROG,
+         version=f"{PROG} {placement_conf.version()}")
     return conf
 
 
@@ -110,11 +114,12 @@ class _StopSignal:
     # Blocked around a fork, so that a child never runs its parent's.
     HANDLED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 
-    def __init__(self, reload=None):
+    def __init__(self, reload=None, on_stop=None):
         self.event = threading.Event()
         self.signum = None
         self.ready = False
         self.reload = reload
+        self.on_stop = on_stop
         self.hangup = False
 
     def install(self):
@@ -136,6 +141,8 @@ class _StopSignal:
             return  # already stopping
         self.signum = signum
         self.event.set()
+        if self.on_stop is not None:
+            self.on_stop()
         if not self.ready:
             raise _Stopped()
 
@@ -249,10 +256,10 @@ def _stats(scheduler, call_times=None, more=None):
     return json.dumps(stats, sort_keys=True)
 
 
-def run(conf, stop=None, ready=None):
-    """serve() until SIGTERM or SIGINT."""
+def run(conf, stop=None, ready=None, on_stop=None):
+    """serve() until SIGTERM or SIGINT (``on_stop()`` when one comes)."""
     if stop is None:
-        stop = _StopSignal(lambda: reload_config(conf))
+        stop = _StopSignal(lambda: reload_config(conf), on_stop)
         stop.install()
     try:
         return serve(conf, stop, ready)
@@ -314,10 +321,16 @@ class _Supervisor:
     """Forks the workers and watches them: their reports (a pipe each)
     and their exits."""
 
-    def __init__(self, conf, count):
+    def __init__(self, conf, count, notifier=None):
         self.conf = conf
         self.count = count
-        self.stop = _StopSignal(self._reload)
+        # The service manager (placement.service_notify) hears READY=1
+        # from this process, the one systemd watches (NotifyAccess=main),
+        # once every worker has said it serves.
+        self.notifier = notifier or service_notify.Notifier()
+        self.announced = False
+        self.stop = _StopSignal(
+            self._reload, lambda: self.notifier.stopping(STOPPING))
         self.stop.ready = True  # the parent only ever waits
         self.children = {}  # pid -> _Child
         self.deaths = []  # times of deaths after ready
@@ -413,6 +426,7 @@ class _Supervisor:
                 return self._stopping()
             self.stop.reload_if_asked()
             self._read_reports(0.2)
+            self._announce_when_ready()
             gone = self._reap()
             if gone is None:
                 continue
@@ -436,6 +450,13 @@ class _Supervisor:
                 self.spawn(child.index)
         LOG.info("%s stopped", PROG)
         return 0
+
+    def _announce_when_ready(self):
+        if self.announced or self.stop.event.is_set():
+            return
+        if sum(child.ready for child in self.children.values()) == self.count:
+            self.announced = True
+            self.notifier.ready(_serving(self.conf, self.count))
 
     def _failed_at_start(self, pid, child, code):
         self._stop_all()
@@ -462,10 +483,16 @@ class _Supervisor:
         return 1 if failed else 0
 
 
-def supervise(conf, count):
+def supervise(conf, count, notifier=None):
     """Fork ``count`` workers, start again those that die after they
     were ready, and stop them all (SIGTERM) when asked to."""
-    return _Supervisor(conf, count).run()
+    return _Supervisor(conf, count, notifier).run()
+
+
+def _serving(conf, workers):
+    return (f"serving topic {conf.scheduler.topic} of exchange "
+            f"{conf.control_exchange} with {workers} "
+            f"worker{'s' if workers > 1 else ''}")
 
 
 def _kill(pid, signum=signal.SIGTERM):
@@ -526,6 +553,9 @@ def _check_database(conf):
 def start(conf):
     """Run the service (its workers) once the config is known good and
     what every worker needs answers."""
+    # Out of the environment before any worker is forked: only this
+    # process speaks to systemd.
+    notifier = service_notify.Notifier.from_environment()
     workers = rpc_conf.worker_count(conf)
     guru.enable(conf, PROG)
     if rpc_conf.in_process(conf):
@@ -547,8 +577,9 @@ def start(conf):
                      conf.scheduler.metrics_bind_host,
                      conf.scheduler.metrics_bind_port)
         if workers == 1:
-            return run(conf)
-        return supervise(conf, workers)
+            return run(conf, ready=lambda: notifier.ready(_serving(conf, 1)),
+                       on_stop=lambda: notifier.stopping(STOPPING))
+        return supervise(conf, workers, notifier)
     finally:
         if endpoint is not None:
             endpoint.shutdown()

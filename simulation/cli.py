@@ -25,6 +25,7 @@ import tempfile
 
 from cloudfile import loader
 from placement import command_errors, file_errors
+from placement import conf as placement_conf
 from placement.adopt import cloud_auth
 from scheduler import errors as scheduler_errors
 from scheduler import manager
@@ -75,6 +76,8 @@ def _parser():
                     "scheduler, offline, and report what happened.")
     parser.add_argument("--debug", action="store_true",
                         help="print the traceback of an error too")
+    parser.add_argument("--version", action="version",
+                        version=f"gantt-simulate {placement_conf.version()}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     run = sub.add_parser("run", help="simulate one config")

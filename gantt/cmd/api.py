@@ -41,7 +41,9 @@ import shutil
 import socket
 import sys
 import tempfile
+import threading
 
+from gunicorn import arbiter as gunicorn_arbiter
 from gunicorn import util as gunicorn_util
 from gunicorn.app import base as gunicorn_base
 from gunicorn.http import errors as gunicorn_errors
@@ -49,7 +51,7 @@ from gunicorn.workers import gthread
 from oslo_config import cfg
 from oslo_log import log as logging
 
-from placement import command_errors, config_check, guru
+from placement import command_errors, config_check, guru, service_notify
 from placement import conf as conf_mod
 from placement.api import app as app_mod
 from placement.api import errors, metrics, microversion, middleware
@@ -109,7 +111,8 @@ def build_conf(argv):
     guru.register_opts(conf)
     conf.register_cli_opts(CLI_OPTS)
     config_check.register(conf)
-    conf(argv, project="gantt", prog="gantt-placement-api")
+    conf(argv, project="gantt", prog="gantt-placement-api",
+         version=f"gantt-placement-api {conf_mod.version()}")
     if conf.cli_db:
         conf.set_override("connection", database_url(conf.cli_db),
                           group="placement_database")
@@ -209,10 +212,18 @@ class JsonErrorWorker(gthread.ThreadWorker):
             self.log.debug("Failed to send error message.")
 
 
-def _say_ready(arbiter):
-    LOG.info("gantt-placement-api ready: listening on %s, pid=%d",
-             ", ".join(str(listener) for listener in arbiter.LISTENERS),
-             os.getpid())
+def _listeners(arbiter):
+    return ", ".join(str(listener) for listener in arbiter.LISTENERS)
+
+
+class _Arbiter(gunicorn_arbiter.Arbiter):
+    """gunicorn's master, which tells the service manager when it starts
+    to stop (every way it stops goes through stop())."""
+
+    def stop(self, graceful=True):
+        self.app.notifier.stopping("stopping: finishing the requests in "
+                                   "progress")
+        super().stop(graceful)
 
 
 def _worker_gone(arbiter, worker):
@@ -230,10 +241,21 @@ class Server(gunicorn_base.BaseApplication):
     SIGHUP (gunicorn's reload) reads the config files again, applies the
     options marked mutable (oslo.config), reopens the log files and
     replaces the workers gracefully; the new ones build their
-    application from the new values."""
+    application from the new values.
 
-    def __init__(self, conf):
+    The service manager (``notifier``, placement.service_notify) hears
+    READY=1 once every worker of the start has loaded the application,
+    not when the master starts to listen (gunicorn's own notification,
+    which the notifier's taking of NOTIFY_SOCKET silences): a request
+    sent then is answered without waiting for a worker, and a worker
+    that fails to load stops the master before systemd calls the start
+    done. Each worker writes one byte to a pipe when it is ready
+    (post_worker_init); a thread of the master counts them."""
+
+    def __init__(self, conf, notifier=None):
         self.conf = conf
+        self.notifier = notifier or service_notify.Notifier()
+        self._ready_pipe = None
         super().__init__()
 
     def reload(self):
@@ -242,6 +264,39 @@ class Server(gunicorn_base.BaseApplication):
         self.conf.mutate_config_files()
         logging.setup(self.conf, "gantt")
         super().reload()
+
+    def _when_ready(self, arbiter):
+        """In the master, listening, before the workers start."""
+        LOG.info("gantt-placement-api ready: listening on %s, pid=%d",
+                 _listeners(arbiter), os.getpid())
+        if not self.notifier.enabled:
+            return
+        read_end, self._ready_pipe = os.pipe()
+        threading.Thread(target=self._count_workers,
+                         args=(read_end, arbiter.num_workers,
+                               _listeners(arbiter)),
+                         name="ready-workers", daemon=True).start()
+
+    def _count_workers(self, read_end, workers, listening):
+        seen = 0
+        while seen < workers:
+            data = os.read(read_end, 64)
+            if not data:
+                return
+            seen += len(data)
+        self.notifier.ready(f"serving on {listening} with {workers} "
+                            "workers")
+        # Workers started again later write too: keep the pipe empty.
+        while os.read(read_end, 64):
+            pass
+
+    def _worker_ready(self, worker):
+        """In a worker, once it has loaded the application."""
+        if self._ready_pipe is not None:
+            os.write(self._ready_pipe, b".")
+
+    def run(self):
+        _Arbiter(self).run()
 
     def load_config(self):
         conf = self.conf
@@ -258,7 +313,8 @@ class Server(gunicorn_base.BaseApplication):
             "graceful_timeout": 10,
             # Said once the master listens and handles SIGTERM: what
             # start-up scripts (and the tests) can wait for.
-            "when_ready": _say_ready,
+            "when_ready": self._when_ready,
+            "post_worker_init": self._worker_ready,
             "child_exit": _worker_gone,
         }
         for name, value in settings.items():
@@ -320,10 +376,11 @@ def serve(conf):
              "workers x %d threads", conf_mod.startup_summary(conf),
              address, _given(conf.cli_workers, conf.api.workers),
              _given(conf.cli_threads, conf.api.threads))
+    notifier = service_notify.Notifier.from_environment()
     shared_metrics = _metrics_directory(conf)
     master = os.getpid()
     try:
-        Server(conf).run()
+        Server(conf, notifier).run()
     finally:
         # Workers leave through here too (gunicorn forks them inside
         # run()): only the master says the server stopped and cleans up.

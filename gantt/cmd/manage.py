@@ -325,7 +325,8 @@ def build_conf(argv):
     conf.register_cli_opt(cfg.SubCommandOpt(
         "command", title="commands", handler=_add_parsers,
         help="run 'gantt-manage <command> --help' for details"))
-    conf(argv, project="gantt", prog="gantt-manage")
+    conf(argv, project="gantt", prog="gantt-manage",
+         version=f"gantt-manage {conf_mod.version()}")
     return conf
 
 
