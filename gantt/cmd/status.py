@@ -154,7 +154,8 @@ def build_conf(argv, checks_for):
         logging.get_default_log_levels() + ["alembic=WARN"]))
     config_check.register(conf)
     upgradecheck.register_cli_options(conf, checks_for(conf))
-    conf(argv, project="gantt", prog=PROG)
+    conf(argv, project="gantt", prog=PROG,
+         version=f"{PROG} {conf_mod.version()}")
     return conf
 
 

@@ -29,7 +29,7 @@ REPO = pathlib.Path(__file__).parents[2]
 BIN = pathlib.Path(sys.executable).parent
 PLACEMENT = "openstack-placement==16.0.0"
 COMMANDS = ("gantt-manage", "gantt-placement-api", "gantt-scheduler",
-            "gantt-simulate", "gantt-compute-agent")
+            "gantt-simulate", "gantt-compute-agent", "gantt-status")
 ADVICE = ("install gantt in a virtualenv (or a container) of its own: "
           "python3 -m venv /opt/gantt && /opt/gantt/bin/pip install gantt")
 

@@ -20,7 +20,7 @@ from placement.api import policies
 
 BIN = pathlib.Path(sys.executable).parent
 COMMANDS = ("gantt-manage", "gantt-placement-api", "gantt-scheduler",
-            "gantt-simulate", "gantt-compute-agent")
+            "gantt-simulate", "gantt-compute-agent", "gantt-status")
 
 
 def _run(argv, cwd):
@@ -50,7 +50,7 @@ def test_every_command_checks_for_a_clash_first():
 
 def test_version_comes_before_a_missing_subcommand(tmp_path):
     # gantt-manage and gantt-simulate need a command, but not for this.
-    for command in ("gantt-manage", "gantt-simulate"):
+    for command in ("gantt-manage", "gantt-simulate", "gantt-status"):
         done = _run([str(BIN / command), "--version"], tmp_path)
         assert done.returncode == 0, done.stderr
         done = _run([str(BIN / command)], tmp_path)
