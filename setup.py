@@ -39,7 +39,7 @@ SAMPLES = ("etc/gantt.conf.sample", "etc/policy.yaml.sample")
 def _data_files():
     files = list(SAMPLES)
     for path in sorted(glob.glob("etc/examples/**/*", recursive=True)
-                       + glob.glob("etc/systemd/*")):
+                       + glob.glob("etc/systemd/**/*", recursive=True)):
         if os.path.isfile(path):
             files.append(path)
     by_dir = {}
@@ -56,6 +56,8 @@ INSTALL_REQUIRES = [
     # oslo.messaging loads the eventlet one, deprecated, on every start.
     "oslo.service[threading]>=4.1,<5",
     "oslo.policy>=4.0,<7",
+    # gantt-status upgrade check (gantt/cmd/status.py)
+    "oslo.upgradecheck>=2.1,<3",
     "kombu>=5.3,<6",
     "SQLAlchemy>=2.0,<2.2",
     "alembic>=1.12,<2",
@@ -69,6 +71,10 @@ INSTALL_REQUIRES = [
     "PyYAML>=6.0,<7",
     "oslo.context>=5.0,<7",
     "oslo.middleware>=6.0,<9",
+    # Guru Meditation reports on SIGUSR2 (placement/guru.py).
+    "oslo.reports>=3.0,<4",
+    # Metrics of the API and gantt-scheduler (multiprocess mode).
+    "prometheus-client>=0.17,<1",
     "keystonemiddleware>=10.0,<14",
     "gunicorn>=22.0,<28",
     "orjson>=3.9,<4",
@@ -99,6 +105,9 @@ EXTRAS_REQUIRE = {
         "python-openstackclient>=7.0,<11",
         "osc-placement>=4.0,<5",
         "openstacksdk>=3.0,<5",
+        # the report pages in headless chromium over the DevTools
+        # protocol (tests/simulation/test_browser.py)
+        "websocket-client>=1.6,<2",
     ],
     # Reading a running placement service as OpenStack clients do:
     # clouds.yaml, OS_CLOUD and the OS_* variables, a keystoneauth
@@ -144,14 +153,25 @@ setup(
     extras_require=EXTRAS_REQUIRE,
     entry_points={
         "console_scripts": [
-            "gantt-manage = gantt.cmd.manage:main",
-            "gantt-placement-api = gantt.cmd.api:main",
-            "gantt-scheduler = rpc.service:main",
-            "gantt-simulate = simulation.cli:main",
-            "gantt-compute-agent = compute.agent:main",
+            # Through gantt.cmd.console: gantt.clash's check first.
+            "gantt-manage = gantt.cmd.console:manage",
+            "gantt-status = gantt.cmd.console:status",
+            "gantt-placement-api = gantt.cmd.console:placement_api",
+            "gantt-scheduler = gantt.cmd.console:scheduler",
+            "gantt-simulate = gantt.cmd.console:simulate",
+            "gantt-compute-agent = gantt.cmd.console:compute_agent",
+        ],
+        "oslo.middleware.healthcheck": [
+            "gantt_database = placement.api.health:DatabaseCheck",
         ],
         "oslo.policy.policies": [
             "gantt = placement.api.policies:list_rules",
+        ],
+        # oslopolicy-policy-generator, oslopolicy-list-redundant and
+        # oslopolicy-validator --namespace gantt: the defaults merged
+        # with the policy file of the config they are given.
+        "oslo.policy.enforcer": [
+            "gantt = placement.api.policy:get_enforcer",
         ],
         "oslo.config.opts": [
             "gantt = placement.conf:list_opts",

@@ -24,6 +24,7 @@ be used, 1 for other failures (--debug prints the traceback).
 import signal
 import sys
 import threading
+import time
 
 from oslo_config import cfg
 from oslo_log import log as logging
@@ -38,7 +39,13 @@ from compute.discovery import (
     describe_host,
 )
 from compute.report_client import ReportClient, ReportError
-from placement import command_errors, config_check, direct
+from placement import (
+    command_errors,
+    config_check,
+    direct,
+    guru,
+    service_notify,
+)
 from placement import conf as placement_conf
 from rpc import client as client_mod
 from rpc import conf as rpc_conf
@@ -102,21 +109,43 @@ class Agent:
                 heartbeat=True)
         return host.hostname, root_uuid
 
-    def run(self, stop):
+    def run(self, stop, hangup=None, notifier=None):
         """Report now and every report_interval until ``stop`` is set;
-        a failed report is logged and tried again at the next turn."""
-        interval = self.conf.compute.report_interval
+        a failed report is logged and tried again at the next turn.
+        ``hangup``: a _Hangup whose reload runs between two waits.
+
+        ``notifier`` (placement.service_notify) hears READY=1 after the
+        first turn, whatever came of it (a placement service that is
+        down must not keep the agent from starting: it reports again at
+        the next turn), and STATUS= after each."""
+        notifier = notifier or service_notify.Notifier()
+        first = True
         while not stop.is_set():
+            interval = self.conf.compute.report_interval
             try:
                 hostname, root = self.report()
                 LOG.debug("reported %s (root provider %s)", hostname, root)
+                status = f"reported {hostname} (root provider {root})"
             except (*REPORT_FAILURES, OSError) as exc:
                 LOG.error("%s: report failed: %s", PROG, exc)
+                status = f"report failed: {exc}"
             except Exception as exc:  # noqa: BLE001 - keep reporting
                 if command_errors.database_problem(exc) is None:
                     raise
                 LOG.error("%s: report failed: %s", PROG, exc)
-            stop.wait(interval)
+                status = f"report failed: {exc}"
+            status += f"; next in {interval} s"
+            if first:
+                notifier.ready(status)
+                first = False
+            else:
+                notifier.status(status)
+            # Read each turn: SIGHUP may have changed it (mutable).
+            deadline = time.monotonic() + interval
+            while not stop.is_set() and time.monotonic() < deadline:
+                stop.wait(min(1.0, deadline - time.monotonic()))
+                if hangup is not None:
+                    hangup.reload_if_asked()
 
 
 def build_conf(argv):
@@ -127,9 +156,11 @@ def build_conf(argv):
     logging.register_options(conf)
     logging.set_defaults(default_log_levels=(
         logging.get_default_log_levels() + ["alembic=WARN"]))
+    guru.register_opts(conf)
     conf.register_cli_opts(CLI_OPTS)
     config_check.register(conf)
-    conf(argv, project="gantt", prog=PROG)
+    conf(argv, project="gantt", prog=PROG,
+         version=f"{PROG} {placement_conf.version()}")
     return conf
 
 
@@ -168,14 +199,40 @@ def _scheduler(conf, placement):
     return None
 
 
-def _install_stop(stop):
+class _Hangup:
+    """SIGHUP: the config files read again (the options marked mutable
+    change: [compute] report_interval, [DEFAULT] debug) and the log
+    files reopened, by the main loop between two waits rather than in
+    the handler, which may have interrupted a thread holding the
+    logging locks."""
+
+    def __init__(self, conf):
+        self.conf = conf
+        self.asked = False
+
+    def handle(self, signum, frame):
+        self.asked = True
+
+    def reload_if_asked(self):
+        if not self.asked:
+            return
+        self.asked = False
+        LOG.info("%s reloading (SIGHUP): config files and log files", PROG)
+        self.conf.mutate_config_files()
+        logging.setup(self.conf, "gantt")
+
+
+def _install_signals(stop, hangup, notifier):
     def handler(signum, frame):
         stop.set()
+        notifier.stopping("stopping: finishing the report in progress")
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, handler)
+    signal.signal(signal.SIGHUP, hangup.handle)
 
 
 def serve(conf):
+    notifier = service_notify.Notifier.from_environment()
     # Config errors first, before anything is opened.
     compute_conf.discovery_config(conf)
     port, placement = _port(conf)
@@ -190,9 +247,11 @@ def serve(conf):
             hostname, root = agent.report()
             print(f"reported {hostname}: root provider {root}")
             return 0
+        guru.enable(conf, PROG)
         stop = threading.Event()
-        _install_stop(stop)
-        agent.run(stop)
+        hangup = _Hangup(conf)
+        _install_signals(stop, hangup, notifier)
+        agent.run(stop, hangup, notifier)
         return 0
     finally:
         if scheduler is not None:

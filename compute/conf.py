@@ -11,6 +11,7 @@ COMPUTE_OPTS = [
         "report_interval",
         default=10,
         min=1,
+        mutable=True,
         help="Seconds between two reports of the compute agent: the "
              "provider tree to placement (no write when nothing changed) "
              "and the host record, with its heartbeat, to the scheduler."),

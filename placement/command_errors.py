@@ -61,6 +61,15 @@ DIALECT_HINTS = {"postgres": "postgresql", "pgsql": "postgresql",
 _NO_DIALECT = re.compile(r"sqlalchemy\.dialects:(\w+)")
 
 
+# A table or column the statement needs is not there (SQLite,
+# PostgreSQL, MySQL/MariaDB): the schema is missing or older than the
+# code. Commands check the revision first (placement.db.schema_state);
+# this names what slips past, such as a schema dropped meanwhile.
+_MISSING_SCHEMA = re.compile(
+    r"no such (table|column)|relation \S+ does not exist|column \S+ does "
+    r"not exist|Table \S+ doesn't exist|Unknown column")
+
+
 def _first_line(text):
     lines = [line.strip() for line in str(text).splitlines()
              if line.strip()]
@@ -87,6 +96,11 @@ def database_problem(exc):
         driver = exc.name.split(".")[0]
         return USAGE, (f"database driver {driver} is not installed; "
                        f"{DRIVER_HINTS[driver]}")
+    if (isinstance(exc, sa_exc.OperationalError | sa_exc.ProgrammingError)
+            and _MISSING_SCHEMA.search(str(exc.orig))):
+        return FAILURE, (f"the database has no gantt schema or an older "
+                         f"one: {_first_line(exc.orig)}; run gantt-manage "
+                         f"db sync")
     if isinstance(exc, sa_exc.DBAPIError) and exc.connection_invalidated:
         return FAILURE, f"lost the database: {_first_line(exc.orig)}"
     if isinstance(exc, sa_exc.OperationalError | sa_exc.InterfaceError):
@@ -125,6 +139,24 @@ def _stdout_closed():
     return True
 
 
+def classify(exc, usage=(), failures=(), hint=""):
+    """(exit status, line) of ``exc`` as run() ends with it (``hint``
+    after the line of an error gantt did not expect): also for a process
+    that reports its failure to another (a gantt-scheduler worker to its
+    parent)."""
+    if isinstance(exc, KeyboardInterrupt):
+        return INTERRUPTED, "interrupted"
+    if isinstance(exc, usage):
+        return USAGE, message(exc)
+    if isinstance(exc, failures):
+        return FAILURE, message(exc)
+    known = database_problem(exc)
+    if known is not None:
+        return known
+    return FAILURE, (f"failed: {type(exc).__name__}: {_first_line(exc)}"
+                     f"{hint}")
+
+
 def run(prog, body, debug=False, usage=(), failures=()):
     """``body()``'s exit status (None: 0); an exception it raises becomes
     one line and a status: those in ``usage`` 2, those in ``failures``
@@ -146,20 +178,10 @@ def run(prog, body, debug=False, usage=(), failures=()):
 
 def _ended(prog, exc, debug, usage, failures):
     """The status ``exc`` ends the command with, its line said."""
-    if isinstance(exc, usage):
-        report(prog, message(exc), exc, debug)
-        return USAGE
-    if isinstance(exc, failures):
-        report(prog, message(exc), exc, debug)
-        return FAILURE
-    known = database_problem(exc)
-    if known is not None:
-        report(prog, known[1], exc, debug)
-        return known[0]
     hint = "" if debug else " (--debug prints the traceback)"
-    report(prog, f"failed: {type(exc).__name__}: "
-                 f"{_first_line(exc)}{hint}", exc, debug)
-    return FAILURE
+    code, line = classify(exc, usage, failures, hint)
+    report(prog, line, exc, debug)
+    return code
 
 
 # What oslo.config writes before it exits 1, for a command line option

@@ -217,6 +217,13 @@ API_OPTS = [
                  ("keystone", "validate tokens with keystonemiddleware "
                               "(configure [keystone_authtoken])")],
         help="How the REST API authenticates requests."),
+    cfg.BoolOpt(
+        "metrics",
+        default=True,
+        mutable=True,
+        help="Serve Prometheus metrics at GET /metrics (no "
+             "authentication: restrict the path at the load balancer "
+             "when the API port is reachable from outside)."),
     cfg.HostAddressOpt(
         "bind_host",
         default="127.0.0.1",
@@ -244,6 +251,7 @@ API_OPTS = [
         "max_request_body_size",
         default=1024 * 1024,
         min=0,
+        mutable=True,
         help="Largest request body, in bytes, the REST API accepts "
              "(gantt-placement-api and placement.api.wsgi alike). A "
              "larger one is refused with 413 before it is parsed, and "
@@ -255,6 +263,7 @@ API_OPTS = [
         "candidates_cache_entries",
         default=16,
         min=0,
+        mutable=True,
         help="GET /allocation_candidates answers each server process "
              "keeps and serves again while no provider, inventory, "
              "trait, aggregate or allocation has changed anywhere (any "

@@ -5,7 +5,7 @@ It calls a gantt scheduler (or any server of Nova's scheduler RPC API
 as a call with a long timeout kept alive by the call monitor's heartbeat,
 the host record updates as fanout casts (every scheduler process keeps
 its own host state), ``ping`` in the ``baseapi`` namespace and gantt's
-``update_host_info`` in the ``gantt`` namespace.
+``update_host_info`` and ``ping`` in the ``gantt`` namespace.
 
 Failures come back as gantt errors: the server's NoValidHost as
 scheduler.errors.NoValidHost with the server's message, a request the
@@ -173,6 +173,16 @@ class SchedulerClient:
         """{"service": ..., "arg": arg} from one scheduler."""
         cctxt = self._client.prepare(namespace="baseapi", version="1.1")
         return self._call(cctxt, context, "ping", None, arg=arg)
+
+    def gantt_ping(self, context: Any,
+                   timeout: float | None = None) -> dict[str, Any]:
+        """gantt's ping (see rpc.server.StatusEndpoint) from one
+        scheduler: {"host", "pid", "version", "uptime", "hosts"};
+        SchedulerTimeout when none answers within ``timeout`` seconds
+        (None: rpc_response_timeout)."""
+        cctxt = self._client.prepare(namespace="gantt", version="1.1",
+                                     timeout=timeout)
+        return self._call(cctxt, context, "ping", timeout)
 
     # -- fanout casts: every scheduler process gets them -------------------
 

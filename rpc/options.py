@@ -29,6 +29,25 @@ DEFAULT_OPTS = [
 ]
 
 SCHEDULER_OPTS = [
+    cfg.PortOpt(
+        "metrics_bind_port",
+        default=0,
+        help="Port of gantt-scheduler's Prometheus metrics endpoint "
+             "(GET /metrics, served by the parent process for every "
+             "worker). 0 turns it off."),
+    cfg.FloatOpt(
+        "broker_start_timeout",
+        default=30.0,
+        min=0,
+        help="Seconds gantt-scheduler waits at start for a broker it "
+             "cannot reach (each attempt logged) before it exits with "
+             "status 1. A broker that refuses the login is not waited "
+             "for (status 2). Once started, the service reconnects to a "
+             "broker that goes away without limit (oslo.messaging)."),
+    cfg.HostAddressOpt(
+        "metrics_bind_host",
+        default="127.0.0.1",
+        help="Address of the metrics endpoint (metrics_bind_port)."),
     cfg.IntOpt(
         "workers",
         min=1,

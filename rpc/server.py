@@ -8,6 +8,9 @@ serves them.
   answers (``ping``).
 - :class:`HostInfoEndpoint`: gantt's ``update_host_info``, for what
   compute hosts report that placement does not hold.
+- :class:`StatusEndpoint`: gantt's ``ping`` (namespace ``gantt``, 1.1):
+  which scheduler answered and what it knows (gantt-manage scheduler
+  ping). Nova's API is unchanged.
 
 Calls with arguments the scheduler cannot use fail with
 rpc.errors.InvalidRequest and change nothing; a cast cannot answer, so a
@@ -21,6 +24,9 @@ import collections
 import contextlib
 import datetime
 import functools
+import importlib.metadata
+import os
+import socket
 import threading
 import time
 import uuid as uuidlib
@@ -58,8 +64,11 @@ class SchedulerEndpoint:
 
     target = oslo_messaging.Target(version="4.5")
 
-    def __init__(self, scheduler, recorder=None, call_times=None):
+    def __init__(self, scheduler, recorder=None, call_times=None,
+                 metrics=None):
         self._scheduler = scheduler
+        # Prometheus counters (rpc.metrics), when the service serves them.
+        self._metrics = metrics
         # How long each call spent in the Scheduler (rpc.call_times).
         self._call_times = call_times or call_times_mod.CallTimes()
         # Where the fanout casts go: gantt's host records, or the host
@@ -88,6 +97,7 @@ class SchedulerEndpoint:
         uuids = _instance_uuids(instance_uuids)
         LOG.debug("select_destinations for instances %s (request %s)",
                   uuids, _request_id(ctxt))
+        started = time.perf_counter()
         with self._decisions_in_order:
             try:
                 with self._call_times.in_scheduler():
@@ -99,11 +109,13 @@ class SchedulerEndpoint:
                 self._scheduler.stats["no_valid_host"] += 1
                 LOG.info("No valid host (request %s): %s",
                          _request_id(ctxt), exc.message)
+                self._observe("no_valid_host", started, cause=exc.cause)
                 self._record(ctxt, spec, uuids, error=exc.message)
                 raise errors.NoValidHost(reason=exc.message) from None
             except scheduler_errors.AllocationUpdateFailed as exc:
                 LOG.info("Claim failed (request %s): %s",
                          _request_id(ctxt), exc.message)
+                self._observe("claim_failed", started)
                 self._record(ctxt, spec, uuids, error=exc.message)
                 raise errors.AllocationUpdateFailed(
                     consumer_uuid=exc.consumer_uuid,
@@ -111,9 +123,16 @@ class SchedulerEndpoint:
             except scheduler_errors.SchedulerError as exc:
                 # A bad spec, or instances that hold allocations already:
                 # the caller's to fix, not a server fault.
+                self._observe("invalid", started)
                 raise _invalid(exc.message) from None
+            self._observe("selected", started, len(selections))
             self._record(ctxt, spec, uuids, selections=selections)
         return selections
+
+    def _observe(self, result, started, instances=0, cause=None):
+        if self._metrics is not None:
+            self._metrics.observe(result, time.perf_counter() - started,
+                                  instances, cause)
 
     def _record(self, ctxt, spec, uuids, selections=None, error=None):
         if self._recorder is None:
@@ -251,6 +270,40 @@ class HostInfoEndpoint:
         except _RECORD_ERRORS as exc:
             raise _invalid(f"update_host_info: {exc}") from None
         return {"host": host, "compute_node_uuid": node}
+
+
+class StatusEndpoint:
+    """gantt's ``ping``: answered from memory, cheap enough to ask any
+    time (namespace ``gantt``; version 1.1 adds it to 1.0's
+    update_host_info)."""
+
+    target = oslo_messaging.Target(namespace="gantt", version="1.1")
+
+    def __init__(self, scheduler, clock=time.monotonic):
+        self._scheduler = scheduler
+        self._clock = clock
+        self._started = clock()
+
+    def ping(self, ctxt):
+        """{"host", "pid", "version", "uptime" (seconds), "hosts" (compute
+        hosts this process's host state knows, None before it has read
+        them)}."""
+        conf = getattr(self._scheduler, "conf", None)
+        table = getattr(self._scheduler, "table", None)
+        hosts = getattr(table, "rows_by_host", None)
+        return {"host": getattr(conf, "host", None) or socket.gethostname(),
+                "pid": os.getpid(),
+                "version": _gantt_version(),
+                "uptime": round(self._clock() - self._started, 3),
+                "hosts": None if hosts is None else len(hosts)}
+
+
+@functools.cache
+def _gantt_version():
+    try:
+        return importlib.metadata.version("gantt")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
 
 
 def _write_host_info(txn, host, nodename, node_uuid, report, service, at):
@@ -456,10 +509,11 @@ def _decoded(decode, *args):
             raise oslo_messaging.ExpectedException() from None
 
 
-def endpoints(scheduler, recorder=None, call_times=None):
-    return [SchedulerEndpoint(scheduler, recorder, call_times),
+def endpoints(scheduler, recorder=None, call_times=None, metrics=None):
+    return [SchedulerEndpoint(scheduler, recorder, call_times, metrics),
             BaseEndpoint(),
-            HostInfoEndpoint(scheduler.store)]
+            HostInfoEndpoint(scheduler.store),
+            StatusEndpoint(scheduler)]
 
 
 def target(conf):
@@ -549,7 +603,7 @@ class OrderedCastsServer(om_rpc_server.RPCServer):
             times.ended(received)
 
 
-def build_server(conf, scheduler, transport=None):
+def build_server(conf, scheduler, transport=None, metrics=None):
     """An oslo.messaging RPC server for ``scheduler`` (threading executor,
     casts in order, Nova serializer, call-monitor heartbeats from one
     thread); not started. Without
@@ -557,7 +611,8 @@ def build_server(conf, scheduler, transport=None):
     ``server.transport``). With ``[recording] enabled``, it records what
     it serves until it has stopped (``server.recorder``). Each
     select_destinations call's wall time, by phase, is counted in
-    ``server.call_times`` (rpc.call_times)."""
+    ``server.call_times`` (rpc.call_times); ``metrics``: the worker's
+    Prometheus counters (rpc.metrics.SchedulerMetrics), if any."""
     rpc_conf.register_opts(conf)
     recorder = recorder_mod.from_conf(conf, rpc_conf.worker_count(conf))
     call_times = call_times_mod.CallTimes()
@@ -568,7 +623,7 @@ def build_server(conf, scheduler, transport=None):
     # executor argument: oslo.messaging picks threading unless eventlet
     # has monkey-patched the process (passing it is deprecated).
     dispatcher = call_monitor.MonitoredDispatcher(
-        endpoints(scheduler, recorder, call_times),
+        endpoints(scheduler, recorder, call_times, metrics),
         _ServerSerializer(serializer_mod.NovaSerializer(),
                           getattr(scheduler, "stats", None)))
     server = OrderedCastsServer(transport, target(conf), dispatcher)

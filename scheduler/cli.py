@@ -14,6 +14,7 @@ import json
 import sys
 import uuid
 
+from placement.db import schema_state
 from scheduler import errors, framework, manager
 
 
@@ -56,7 +57,10 @@ def run(conf):
     except errors.InvalidRequestSpec as exc:
         # The message starts with the field at fault: name the file too.
         raise SpecFileError(f"{args.spec}: {exc.message}") from None
-    scheduler = manager.Scheduler(conf)
+    # A database without gantt's schema (or an older one) is named as
+    # such, before the scheduler reads it.
+    store = schema_state.open_store(conf)
+    scheduler = manager.Scheduler(conf, store=store)
     try:
         ids = ([str(uuid.uuid4()) for _ in range(spec.num_instances)]
                if args.claim else None)
@@ -76,6 +80,7 @@ def run(conf):
         raise
     finally:
         scheduler.close()
+        store.dispose()
     out = {"instances": [
         {"instance_uuid": ids[i] if ids else None,
          "selections": [s.to_dict() for s in sels]}

@@ -31,9 +31,18 @@ class InvalidRequestSpec(SchedulerError, ValueError):
 class NoValidHost(SchedulerError):
     """No host can take (every instance of) the request. ``explain``:
     what the request's stages found before it failed, when the caller
-    asked for an explanation (Scheduler.schedule's ``explain``)."""
+    asked for an explanation (Scheduler.schedule's ``explain``).
+    ``cause``, for the metrics: ``no_candidates`` (placement had none),
+    ``filtered`` (the filters removed them all), ``claims_lost`` (some
+    passed, none could be claimed), ``forced_host``, ``request`` (a zone,
+    tenant or destination no host can match) or ``unknown_name`` (a
+    resource class or trait placement does not know)."""
 
     explain: dict[str, Any] | None = None
+
+    def __init__(self, message: str, cause: str = "other") -> None:
+        super().__init__(message)
+        self.cause = cause
 
 
 class AllocationUpdateFailed(SchedulerError):

@@ -298,6 +298,16 @@ class Scheduler:
             self._conn = self.store.engine.connect()
         return self.store.pinned(self._conn)
 
+    def host_state_age(self) -> float | None:
+        """Seconds since the host state last read its source (Nova's
+        databases) completely; None with gantt's own host records, which
+        each decision reads up to date."""
+        source = self.table.source
+        read_at = getattr(source, "read_at", None)
+        if read_at is None:
+            return None
+        return time.monotonic() - read_at
+
     def sync(self) -> None:
         """Bring the host state table and the provider index up to date
         in one read transaction (one round trip instead of two); skipped

@@ -21,9 +21,11 @@ import json
 import logging
 import os
 import sys
+import tempfile
 
 from cloudfile import loader
 from placement import command_errors, file_errors
+from placement import conf as placement_conf
 from placement.adopt import cloud_auth
 from scheduler import errors as scheduler_errors
 from scheduler import manager
@@ -74,6 +76,8 @@ def _parser():
                     "scheduler, offline, and report what happened.")
     parser.add_argument("--debug", action="store_true",
                         help="print the traceback of an error too")
+    parser.add_argument("--version", action="version",
+                        version=f"gantt-simulate {placement_conf.version()}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     run = sub.add_parser("run", help="simulate one config")
@@ -211,7 +215,10 @@ def cmd_compare(args):
                                                  args.config_b))
     if labels[0] == labels[1]:
         labels = (args.config_a, args.config_b)
-    paths = report.compare(results[0], results[1], args.out, labels=labels)
+    # The page sits beside a/ and b/: relative links keep working
+    # wherever the directory is copied.
+    paths = report.compare(results[0], results[1], args.out, labels=labels,
+                           links=("a/report.html", "b/report.html"))
     print(report.compare_summary(paths["table"]))
     print(f"\ncomparison: {paths['html']}")
 
@@ -344,10 +351,27 @@ def main(argv=None):
 
 
 def _check_out_dir(args):
+    """Refuse an --out that cannot take the report, before a simulation
+    that may run for minutes finds out; nothing is left behind."""
     out = getattr(args, "out", None)
-    if out and os.path.exists(out) and not os.path.isdir(out):
+    if not out:
+        return
+    if os.path.exists(out) and not os.path.isdir(out):
         raise UsageError(f"--out {out}: a file is there; the report needs "
                          "a directory")
+    # The nearest directory that exists must take a new entry. Trying
+    # it is the only sure test: root passes access() where the
+    # filesystem (/proc, read-only mounts) still says no.
+    here = os.path.abspath(out)
+    while not os.path.exists(here):
+        here = os.path.dirname(here)
+    if not os.path.isdir(here):
+        raise UsageError(f"--out {out}: {here} is a file, not a directory")
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".gantt-simulate-", dir=here))
+    except OSError as exc:
+        raise UsageError(f"--out {out}: cannot create the report "
+                         f"directory in {here} ({exc.strerror})") from None
 
 
 if __name__ == "__main__":

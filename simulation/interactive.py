@@ -12,6 +12,7 @@ is installed (report.html falls back to the PNGs without it).
 """
 
 import importlib.util
+import math
 
 from simulation.plots import fmt, get
 
@@ -181,23 +182,55 @@ def causes(report):
                    barmode="stack", hovermode="closest")
 
 
+def fill_panels(rcs, title):
+    """A figure with one subplot per resource class, three to a row,
+    sharing both axes: classes fill hosts at different rates, and bars
+    of one class would hide another's on a shared panel."""
+    from plotly.subplots import make_subplots
+    cols = min(max(len(rcs), 1), 3)
+    rows = -(-max(len(rcs), 1) // cols)
+    fig = make_subplots(rows=rows, cols=cols, shared_xaxes="all",
+                        shared_yaxes="all", subplot_titles=rcs,
+                        horizontal_spacing=0.06, vertical_spacing=0.15)
+    fig.update_xaxes(range=[0, 100])
+    fig.update_yaxes(rangemode="tozero")
+    fig.update_layout(title=title, height=_HEIGHT + 220 * (rows - 1),
+                      margin={"l": 60, "r": 20, "t": 80, "b": 50},
+                      hovermode="closest", showlegend=False)
+    fig.add_annotation(text="host fill (% of the host's capacity used)",
+                       x=0.5, y=-0.12, xref="paper", yref="paper",
+                       showarrow=False)
+    return fig, cols
+
+
+def bins(hist):
+    """(centres, widths) in % of a fill histogram's bins, or None when
+    it is not one."""
+    edges, counts = hist.get("edges") or [], hist.get("counts") or []
+    if not counts or len(edges) != len(counts) + 1:
+        return None
+    pairs = list(zip(edges, edges[1:], strict=False))
+    return ([(lo + hi) * 50 for lo, hi in pairs],
+            [(hi - lo) * 100 for lo, hi in pairs])
+
+
 def host_fill(report):
     go = _go()
-    fig = go.Figure()
-    for i, (rc, hist) in enumerate(report["host_fill"].items()):
-        edges, counts = hist.get("edges") or [], hist.get("counts") or []
-        if len(edges) != len(counts) + 1:
+    rcs = list(report["host_fill"])
+    fig, cols = fill_panels(rcs, "How full the hosts are at the end")
+    for i, rc in enumerate(rcs):
+        hist = report["host_fill"][rc]
+        shape = bins(hist)
+        if shape is None:
             continue
         fig.add_trace(go.Bar(
-            x=[(lo + hi) * 50 for lo, hi in zip(edges, edges[1:],
-                                                 strict=False)],
-            y=counts, name=rc, marker_color=_colour(i),
-            width=[(hi - lo) * 100 for lo, hi in zip(edges, edges[1:],
-                                                      strict=False)],
-            hovertemplate="%{y} hosts near %{x:.0f}% full"))
-    return _layout(fig, "How full the hosts are at the end",
-                   "host fill (% of the host's capacity used)", "hosts",
-                   barmode="group", hovermode="closest")
+            x=shape[0], y=hist["counts"], width=shape[1], name=rc,
+            marker_color=_colour(i),
+            hovertemplate=f"%{{y}} hosts near %{{x:.0f}}% {rc} used"
+                          "<extra></extra>"),
+            row=i // cols + 1, col=i % cols + 1)
+    fig.update_yaxes(title_text="hosts", col=1)
+    return fig
 
 
 def stranded(report):
@@ -232,18 +265,37 @@ def latency(report):
             x=edges, y=[*counts, counts[-1]], name="decisions",
             mode="lines", line={"shape": "hv", "color": _colour(0)},
             fill="tozeroy", hovertemplate="%{y} decisions from %{x:.3g} ms"))
-    decision = report["timing"]["decision_ms"]
-    for key, dash in (("p50", "dash"), ("p99", "dot")):
-        if decision["count"] and decision[key] > 0:
-            fig.add_vline(x=decision[key], line_dash=dash,
-                          line_color=_colour(3),
-                          annotation_text=f"{key} "
-                                          f"{fmt(decision[key], 'ms')}")
     log = bool(edges) and all(e > 0 for e in edges)
+    mark_quantiles(fig, report["timing"]["decision_ms"], log, _colour(3))
     return _layout(fig, "Scheduling decision latency",
                    f"decision latency (ms{', log scale' if log else ''})",
                    "decisions", xaxis_type="log" if log else "linear",
                    hovermode="closest")
+
+
+def axis_x(value, log):
+    """Where an annotation at data value ``value`` goes. plotly takes a
+    shape's x as data but an annotation's x on a log axis as log10 of
+    it, so add_vline's own label lands at 10**value (issue 39)."""
+    return math.log10(value) if log else value
+
+
+def mark_quantiles(fig, decision, log, colour, suffix="", row=0):
+    """p50 (dashed) and p99 (dotted) as vertical lines, each labelled
+    with its value at the top; ``row`` staggers the labels of a second
+    run so that they do not overprint the first's."""
+    if not decision["count"]:
+        return
+    for i, (key, dash) in enumerate((("p50", "dash"), ("p99", "dot"))):
+        value = decision[key]
+        if value <= 0 and log:
+            continue
+        fig.add_vline(x=value, line_dash=dash, line_color=colour)
+        fig.add_annotation(
+            x=axis_x(value, log), y=1 - 0.08 * (2 * row + i), xref="x",
+            yref="paper", text=f"{key} {fmt(value, 'ms')}{suffix}",
+            showarrow=False, xanchor="left", yanchor="top",
+            font={"color": colour}, name=f"{key}{suffix}")
 
 
 PLOTS = {
@@ -260,12 +312,18 @@ PLOTS = {
 def divs(report):
     """{stem: HTML fragment} of every plot; the first carries plotly.js
     inline, so the fragments work in this order on one page only."""
+    figs = {stem: plot(report) for stem, plot in PLOTS.items()
+            if stem != "groups" or get(report, "series", "groups")}
+    return to_divs(figs)
+
+
+def to_divs(figs, prefix="plot"):
+    """{stem: HTML fragment} of plotly figures, plotly.js inline once,
+    in the first; each div's id is prefix-stem."""
     out = {}
-    for stem, plot in PLOTS.items():
-        if stem == "groups" and not get(report, "series", "groups"):
-            continue
-        out[stem] = plot(report).to_html(
+    for stem, fig in figs.items():
+        out[stem] = fig.to_html(
             full_html=False, include_plotlyjs=not out,
-            div_id=f"plot-{stem}", default_height=f"{_HEIGHT}px",
+            div_id=f"{prefix}-{stem}", default_height=f"{_HEIGHT}px",
             config={"displaylogo": False, "responsive": True})
     return out

@@ -445,7 +445,7 @@ def _compare_failures(reports, labels):
     return fig
 
 
-def _share(counts):
+def share(counts):
     """Counts as % of their total, so runs of different size compare."""
     total = sum(counts)
     return [c / total * 100 for c in counts] if total else list(counts)
@@ -460,7 +460,7 @@ def _compare_latency(reports, labels):
         hist = report["latency_ms"]
         if not (_valid_histogram(hist) and sum(hist["counts"])):
             continue
-        ax.stairs(_share(hist["counts"]), hist["edges"], color=f"C{i}",
+        ax.stairs(share(hist["counts"]), hist["edges"], color=f"C{i}",
                   linewidth=1.5, label=label)
         _quantile_lines(ax, report["timing"]["decision_ms"], f"C{i}",
                         f" ({label})")
@@ -483,7 +483,7 @@ def _compare_host_fill(reports, labels):
                                                 strict=True)):
             hist = report["host_fill"].get(rc) or {}
             if _valid_histogram(hist):
-                ax.stairs(_share(hist["counts"]),
+                ax.stairs(share(hist["counts"]),
                           [e * 100 for e in hist["edges"]], color=f"C{i}",
                           linestyle=_RUN_STYLES[i], linewidth=1.5,
                           label=label)

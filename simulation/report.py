@@ -7,15 +7,18 @@ This module turns one into a directory a person can read
 ``report.html``) and into a short terminal summary, and it compares two
 runs (``compare.json``, ``compare.html`` and overlaid PNGs).
 
-The plots themselves are drawn by simulation.plots.
+The plots themselves are drawn by simulation.plots (PNG) and
+simulation.interactive (plotly); compare.html is simulation.compare_page,
+its verdicts simulation.verdict.
 """
 
-import base64
-import html
 import json
 import os
 
-from simulation import interactive, plots
+from simulation import compare_page, html_parts, interactive, plots, verdict
+from simulation.html_parts import image as _image
+from simulation.html_parts import page as _page
+from simulation.html_parts import table as _table
 from simulation.plots import fmt as _fmt
 from simulation.plots import get as _get
 from simulation.plots import keys as _keys
@@ -340,78 +343,7 @@ _CAPTIONS = {
 }
 
 
-_COMPARE_CAPTIONS = {
-    "utilisation": "Utilisation per resource class for both runs "
-                   "(colour: resource class, solid: {0}, dashed: {1}); "
-                   "the thin vertical lines mark each run's first "
-                   "NoValidHost.",
-    "failures": "Cumulative NoValidHost (left axis) and placed instances "
-                "(right axis) for both runs: the run whose red line "
-                "starts later and stays lower took more of the "
-                "workload.",
-    "latency": "Decision latency of both runs as a share of each run's "
-               "decisions on a log scale, with each run's p50 (dashed) "
-               "and p99 (dotted).",
-    "host_fill": "Hosts at each fill level at the end as a share of "
-                 "the cloud, one panel per resource class, both runs on "
-                 "each panel (solid: {0}, dashed: {1}).",
-}
-
-
 # -- HTML ------------------------------------------------------------------
-
-_CSS = """
-body { font-family: sans-serif; color: #222; line-height: 1.4;
-       max-width: 62em; margin: 2em auto; padding: 0 1em; }
-h1 { font-size: 1.5em; } h2 { font-size: 1.2em; margin-top: 1.8em; }
-table { border-collapse: collapse; margin: 0.5em 0 1em; }
-th, td { border: 1px solid #ccc; padding: 0.25em 0.7em; text-align: left; }
-th { background: #f2f2f2; }
-td.n { text-align: right; font-variant-numeric: tabular-nums; }
-figure { margin: 1em 0 2em; }
-img { max-width: 100%; border: 1px solid #eee; }
-figcaption { color: #555; font-size: 0.9em; }
-"""
-
-
-_NUMERIC = ' class="n"'
-
-
-def _esc(value):
-    return html.escape(_fmt(value) if not isinstance(value, str)
-                       else value)
-
-
-def _table(headers, rows, text_columns=(0,)):
-    """An HTML table; every cell escaped, all but text_columns numbers.
-
-    Numbers are right-aligned so that their digits line up.
-    """
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
-    body = []
-    for row in rows:
-        cells = "".join(
-            f"<td{'' if j in text_columns else _NUMERIC}>{_esc(cell)}</td>"
-            for j, cell in enumerate(row))
-        body.append(f"<tr>{cells}</tr>")
-    return (f"<table><thead><tr>{head}</tr></thead>"
-            f"<tbody>{''.join(body)}</tbody></table>")
-
-
-def _image(png, alt, caption):
-    data = base64.b64encode(png).decode("ascii")
-    return (f'<figure><img alt="{html.escape(alt)}" '
-            f'src="data:image/png;base64,{data}">'
-            f"<figcaption>{html.escape(caption)}</figcaption></figure>")
-
-
-def _page(title, parts):
-    return (f'<!DOCTYPE html>\n<html lang="en">\n<head>\n'
-            f'<meta charset="utf-8">\n<title>{html.escape(title)}</title>\n'
-            f"<style>{_CSS}</style>\n</head>\n<body>\n"
-            f"<h1>{html.escape(title)}</h1>\n"
-            + "\n".join(parts) + "\n</body>\n</html>\n")
-
 
 _INPUT_KEYS = ("cloud", "workload", "config", "seed", "schedulers",
                "hosts", "events")
@@ -510,8 +442,7 @@ def _plots_html(report, images):
                 "interactive plots.</p>")
         return [note] + [_image(images[stem], stem, _CAPTIONS[stem])
                          for stem in PLOTS]
-    return [f"<figure>{div}<figcaption>"
-            f"{html.escape(_CAPTIONS[stem])}</figcaption></figure>"
+    return [html_parts.figure(div, _CAPTIONS[stem])
             for stem, div in interactive.divs(report).items()]
 
 
@@ -573,29 +504,6 @@ def _where_html(fig):
         _table(("group", *(f"{rc} {moment}" for rc in rcs
                            for _, moment in moments)), shares),
     ]
-
-
-def _compare_html(table, images):
-    la, lb = table["labels"]
-    ia, ib = table["inputs"]["a"], table["inputs"]["b"]
-    inputs = [(key, _fmt(ia.get(key)), _fmt(ib.get(key)))
-              for key in _INPUT_KEYS]
-    diffs = [(name, _fmt(row["a"], row["unit"]), _fmt(row["b"], row["unit"]),
-              _fmt(row["diff"], row["unit"], signed=True),
-              _fmt_change(row))
-             for name, row in table["rows"].items()]
-    parts = [
-        "<h2>Inputs</h2>",
-        _table(("input", la, lb), inputs, text_columns=(0, 1, 2)),
-        "<h2>Differences</h2>",
-        _table(("figure", la, lb, f"{lb} - {la}", "change"), diffs),
-        "<h2>Plots</h2>",
-    ]
-    # Captions name the runs by their labels, escaped with the rest.
-    parts += [_image(images[stem], stem,
-                     _COMPARE_CAPTIONS[stem].format(la, lb))
-              for stem in COMPARE_PLOTS]
-    return _page(f"Scheduler simulation: {la} vs {lb}", parts)
 
 
 # -- writing ---------------------------------------------------------------
@@ -721,11 +629,13 @@ def difference_table(a, b, labels=("A", "B")):
             "inputs": {"a": a["inputs"], "b": b["inputs"]}, "rows": rows}
 
 
-def compare(a, b, out_dir, labels=("A", "B")):
+def compare(a, b, out_dir, labels=("A", "B"), links=None):
     """Write compare.json, compare.html and compare_<stem>.png.
 
+    links: the href of each run's report.html, for the page to link.
     Returns {"json", "html", "plots": {stem: path}} like write(), plus
-    "table": the difference table itself (for compare_summary()).
+    "table": the difference table with the verdicts (for
+    compare_summary()).
     """
     labels = tuple(str(label) for label in labels)
     if len(labels) != 2:
@@ -734,6 +644,7 @@ def compare(a, b, out_dir, labels=("A", "B")):
     _check(b, labels[1])
     os.makedirs(out_dir, exist_ok=True)
     table = difference_table(a, b, labels)
+    table["verdicts"] = verdict.verdicts(a, b, labels)
     # Rows stay in their reading order rather than sorted by name.
     json_path = _write_json(out_dir, "compare.json", table, sort_keys=False)
     images = {stem: plots.render(
@@ -741,10 +652,26 @@ def compare(a, b, out_dir, labels=("A", "B")):
               for stem in COMPARE_PLOTS}
     pngs = {stem: _write_bytes(out_dir, f"compare_{stem}.png", png)
             for stem, png in images.items()}
-    html_path = _write_text(out_dir, "compare.html",
-                            _compare_html(table, images))
+    html_path = _write_text(out_dir, "compare.html", compare_page.render(
+        (a, b), table, images, links=links))
     return {"json": json_path, "html": html_path, "plots": pngs,
             "table": table}
+
+
+def _verdict_lines(table):
+    """The verdicts, when the table has them: one line per question
+    and the bottom line."""
+    found = table.get("verdicts")
+    if not found:
+        return []
+    labels = table["labels"]
+    lines = [verdict.bottom_line(found, labels)]
+    for q in verdict.QUESTIONS:
+        winner = {"a": labels[0], "b": labels[1]}.get(
+            found[q]["winner"], found[q]["winner"])
+        lines.append(f"  {verdict.TITLES[q]}: {winner}. "
+                     f"{found[q]['text']}")
+    return lines + [""]
 
 
 def compare_summary(table):
@@ -759,7 +686,8 @@ def compare_summary(table):
     width = [max(len(r[i]) for r in (header, *lines)) for i in range(5)]
     ia, ib = table["inputs"]["a"], table["inputs"]["b"]
     out = [f"{la}: {ia['workload']} on {ia['cloud']}",
-           f"{lb}: {ib['workload']} on {ib['cloud']}", ""]
+           f"{lb}: {ib['workload']} on {ib['cloud']}", "",
+           *_verdict_lines(table)]
     for row in (header, *lines):
         cells = [row[0].ljust(width[0])]
         cells += [cell.rjust(w) for cell, w in zip(row[1:], width[1:],

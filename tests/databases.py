@@ -78,6 +78,24 @@ def migrated_scratch(engine):
         drop_scratch(engine, url)
 
 
+@contextlib.contextmanager
+def empty_scratch(engine, tmp_path):
+    """The URL of a new, empty database on ``engine`` (SQLite: a file
+    in ``tmp_path``), dropped after; an unreachable server is
+    :func:`unavailable`."""
+    if engine == "sqlite":
+        yield f"sqlite:///{tmp_path / 'scratch.sqlite'}"
+        return
+    try:
+        url = create_scratch(engine)
+    except Exception as exc:  # any connection failure
+        unavailable(engine, str(exc).splitlines()[0])
+    try:
+        yield url
+    finally:
+        drop_scratch(engine, url)
+
+
 def drop_scratch(engine, url):
     admin_url = sa.make_url(SERVER_URLS[engine])
     name = sa.make_url(url).database

@@ -38,9 +38,13 @@ unanswered, and an HTTP/2 connection's errors are gunicorn's own.
 import errno
 import gc
 import os
+import shutil
 import socket
 import sys
+import tempfile
+import threading
 
+from gunicorn import arbiter as gunicorn_arbiter
 from gunicorn import util as gunicorn_util
 from gunicorn.app import base as gunicorn_base
 from gunicorn.http import errors as gunicorn_errors
@@ -48,11 +52,12 @@ from gunicorn.workers import gthread
 from oslo_config import cfg
 from oslo_log import log as logging
 
-from placement import command_errors, config_check
+from placement import command_errors, config_check, guru, service_notify
 from placement import conf as conf_mod
 from placement.api import app as app_mod
-from placement.api import auth, errors, microversion, middleware
+from placement.api import auth, errors, metrics, microversion, middleware
 from placement.api import policy as policy_mod
+from placement.db import schema_state
 from placement.db import store as store_mod
 
 LOG = logging.getLogger(__name__)
@@ -104,9 +109,11 @@ def build_conf(argv):
     logging.register_options(conf)
     logging.set_defaults(default_log_levels=(
         logging.get_default_log_levels() + ["alembic=WARN"]))
+    guru.register_opts(conf)
     conf.register_cli_opts(CLI_OPTS)
     config_check.register(conf)
-    conf(argv, project="gantt", prog="gantt-placement-api")
+    conf(argv, project="gantt", prog="gantt-placement-api",
+         version=f"gantt-placement-api {conf_mod.version()}")
     if conf.cli_db:
         conf.set_override("connection", database_url(conf.cli_db),
                           group="placement_database")
@@ -206,19 +213,91 @@ class JsonErrorWorker(gthread.ThreadWorker):
             self.log.debug("Failed to send error message.")
 
 
-def _say_ready(arbiter):
-    LOG.info("gantt-placement-api ready: listening on %s, pid=%d",
-             ", ".join(str(listener) for listener in arbiter.LISTENERS),
-             os.getpid())
+def _listeners(arbiter):
+    return ", ".join(str(listener) for listener in arbiter.LISTENERS)
+
+
+class _Arbiter(gunicorn_arbiter.Arbiter):
+    """gunicorn's master, which tells the service manager when it starts
+    to stop (every way it stops goes through stop())."""
+
+    def stop(self, graceful=True):
+        self.app.notifier.stopping("stopping: finishing the requests in "
+                                   "progress")
+        super().stop(graceful)
+
+
+def _worker_gone(arbiter, worker):
+    """A worker's metrics files stop counting as live once it exits (its
+    counters stay in the totals)."""
+    if os.environ.get(metrics.MULTIPROC_VARIABLE):
+        from prometheus_client import multiprocess
+        multiprocess.mark_process_dead(worker.pid)
 
 
 class Server(gunicorn_base.BaseApplication):
     """gunicorn with its settings from our options; the application is
-    built in each worker, after the fork."""
+    built in each worker, after the fork.
 
-    def __init__(self, conf):
+    SIGHUP (gunicorn's reload) reads the config files again, applies the
+    options marked mutable (oslo.config), reopens the log files and
+    replaces the workers gracefully; the new ones build their
+    application from the new values.
+
+    The service manager (``notifier``, placement.service_notify) hears
+    READY=1 once every worker of the start has loaded the application,
+    not when the master starts to listen (gunicorn's own notification,
+    which the notifier's taking of NOTIFY_SOCKET silences): a request
+    sent then is answered without waiting for a worker, and a worker
+    that fails to load stops the master before systemd calls the start
+    done. Each worker writes one byte to a pipe when it is ready
+    (post_worker_init); a thread of the master counts them."""
+
+    def __init__(self, conf, notifier=None):
         self.conf = conf
+        self.notifier = notifier or service_notify.Notifier()
+        self._ready_pipe = None
         super().__init__()
+
+    def reload(self):
+        LOG.info("gantt-placement-api reloading (SIGHUP): config files, "
+                 "log files, workers")
+        self.conf.mutate_config_files()
+        logging.setup(self.conf, "gantt")
+        super().reload()
+
+    def _when_ready(self, arbiter):
+        """In the master, listening, before the workers start."""
+        LOG.info("gantt-placement-api ready: listening on %s, pid=%d",
+                 _listeners(arbiter), os.getpid())
+        if not self.notifier.enabled:
+            return
+        read_end, self._ready_pipe = os.pipe()
+        threading.Thread(target=self._count_workers,
+                         args=(read_end, arbiter.num_workers,
+                               _listeners(arbiter)),
+                         name="ready-workers", daemon=True).start()
+
+    def _count_workers(self, read_end, workers, listening):
+        seen = 0
+        while seen < workers:
+            data = os.read(read_end, 64)
+            if not data:
+                return
+            seen += len(data)
+        self.notifier.ready(f"serving on {listening} with {workers} "
+                            "workers")
+        # Workers started again later write too: keep the pipe empty.
+        while os.read(read_end, 64):
+            pass
+
+    def _worker_ready(self, worker):
+        """In a worker, once it has loaded the application."""
+        if self._ready_pipe is not None:
+            os.write(self._ready_pipe, b".")
+
+    def run(self):
+        _Arbiter(self).run()
 
     def load_config(self):
         conf = self.conf
@@ -235,7 +314,9 @@ class Server(gunicorn_base.BaseApplication):
             "graceful_timeout": 10,
             # Said once the master listens and handles SIGTERM: what
             # start-up scripts (and the tests) can wait for.
-            "when_ready": _say_ready,
+            "when_ready": self._when_ready,
+            "post_worker_init": self._worker_ready,
+            "child_exit": _worker_gone,
         }
         for name, value in settings.items():
             self.cfg.set(name, value)
@@ -243,6 +324,7 @@ class Server(gunicorn_base.BaseApplication):
     def load(self):
         conf = self.conf
         # The schema was synced by the master; workers only connect.
+        guru.enable(conf, "gantt-placement-api")
         store = store_mod.Store(conf)
         app = app_mod.make_app(conf, store=store, policy_mode=conf.cli_policy)
         # What is loaded now lives as long as the worker: keep it out of
@@ -289,8 +371,10 @@ def _bind_problem(address):
 
 
 def prepare_database(conf):
-    store = store_mod.Store.open(conf)
-    store.dispose()
+    """The schema brought up to date ([placement_database]
+    sync_on_startup), or found current: a server whose every request
+    would fail does not start."""
+    schema_state.open_store(conf).dispose()
 
 
 class AddressInUse(Exception):
@@ -311,18 +395,38 @@ def serve(conf):
              "workers x %d threads", conf_mod.startup_summary(conf),
              address, _given(conf.cli_workers, conf.api.workers),
              _given(conf.cli_threads, conf.api.threads))
+    notifier = service_notify.Notifier.from_environment()
+    shared_metrics = _metrics_directory(conf)
+    master = os.getpid()
     try:
-        Server(conf).run()
+        Server(conf, notifier).run()
     finally:
-        LOG.info("gantt-placement-api stopped, pid=%d", os.getpid())
+        # Workers leave through here too (gunicorn forks them inside
+        # run()): only the master says the server stopped and cleans up.
+        if os.getpid() == master:
+            if shared_metrics:
+                shutil.rmtree(shared_metrics, ignore_errors=True)
+            LOG.info("gantt-placement-api stopped, pid=%d", master)
     return 0
+
+
+def _metrics_directory(conf):
+    """Where the workers write their metrics for one another (a new
+    directory, removed at exit), unless the environment names one; None
+    when metrics are off or named by the environment."""
+    if not conf.api.metrics or os.environ.get(metrics.MULTIPROC_VARIABLE):
+        return None
+    path = tempfile.mkdtemp(prefix="gantt-api-metrics-")
+    os.environ[metrics.MULTIPROC_VARIABLE] = path
+    return path
 
 
 def main(argv=None):
     return command_errors.main("gantt-placement-api", argv, build_conf,
                                serve, checks=(auth.check_conf,),
                                usage=(AddressNotHere,),
-                               failures=(AddressInUse,))
+                               failures=(AddressInUse,
+                                         schema_state.SchemaNotReady))
 
 
 if __name__ == "__main__":

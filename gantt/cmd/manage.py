@@ -6,6 +6,7 @@
     gantt-manage [--config-file F] cloud show [--format table|json]
     gantt-manage [--config-file F] cloud export FILE
     gantt-manage [--config-file F] schedule SPEC [--claim] [--explain]
+    gantt-manage [--config-file F] scheduler ping [--timeout S] [--topic T]
     gantt-manage [--config-file F] allocations audit [--heal]
                  [--older-than S] [--format table|json]
     gantt-manage [--config-file F] placement import --from URL
@@ -18,15 +19,21 @@
                  [--check] [--endpoint URL [--token T]]
 
 Exit status: 0 on success, 2 for a file or argument that cannot be used,
-1 for any other failure; allocations audit, as nova-manage placement
+1 for any other failure. db version: 1 when the schema is behind the
+latest revision or missing (0 at the latest or a newer one); every
+command that opens the store: 1, naming the db sync to run, when the
+database has no gantt schema or an older one (with [placement_database]
+sync_on_startup off; on, the store is brought up to date first).
+allocations audit, as nova-manage placement
 audit: 3 when it found unexplained allocations, 4 when it removed them;
 placement import: 2 when the source holds rows it cannot take (each
 printed, by table and key) or gantt's database holds providers already
 and --replace was not given; placement verify: 1 when an answer
 differs (each printed), 2 when the other service cannot be asked;
 placement export: 2 when the destination is not an empty OpenStack
-Placement database; compute reshape: 1 when a node was not reshaped
-(--rolling: the others went on).
+Placement database; scheduler ping: 1 when no gantt-scheduler answers
+within --timeout (default 10 s); compute reshape: 1 when a node was
+not reshaped (--rolling: the others went on).
 """
 
 import json
@@ -41,8 +48,9 @@ from compute import reshape_command
 from placement import command_errors, config_check, errors
 from placement import conf as conf_mod
 from placement.adopt import exporter, importer, openstack_db, verify
-from placement.db import migration
+from placement.db import migration, schema_state
 from placement.db import store as store_mod
+from rpc import ping_command
 from scheduler import allocation_audit, host_options, host_state, host_updates
 from scheduler import cli as scheduler_cli
 from scheduler import conf as scheduler_conf
@@ -58,16 +66,32 @@ def db_sync(conf):
 
 
 def db_version(conf):
+    """The current and latest revisions; 0 at the latest (or a newer
+    one), 1 when the schema is behind or missing."""
     store = store_mod.Store(conf)
-    current = migration.current_revision(store.engine)
-    head = migration.head_revision()
-    print(f"current: {current or 'none (run gantt-manage db sync)'}")
-    print(f"latest:  {head}")
+    try:
+        state = schema_state.schema_state(store.engine)
+        where = schema_state.database_name(store.engine)
+    finally:
+        store.dispose()
+    sync = schema_state.sync_command(conf)
+    if state.state == schema_state.MISSING:
+        raise schema_state.SchemaNotReady(
+            f"no gantt schema in {where}; run {sync}", state)
+    newer = (" (newer than this gantt's)"
+             if state.state == schema_state.AHEAD else "")
+    print(f"current: {state.current}{newer}")
+    print(f"latest:  {state.head}")
+    if state.state == schema_state.BEHIND:
+        raise schema_state.SchemaNotReady(
+            f"the schema is behind (revision {state.current} of "
+            f"{state.head}); run {sync}", state)
+    return 0
 
 
 def cloud_load(conf):
     cloud = loader.read(conf.command.file)
-    store = store_mod.Store.open(conf)
+    store = schema_state.open_store(conf)
     summary = loader.load(store, cloud)
     hosts = ""
     if summary.hosts or summary.host_aggregates:
@@ -79,7 +103,7 @@ def cloud_load(conf):
 
 
 def cloud_show(conf):
-    store = store_mod.Store.open(conf)
+    store = schema_state.open_store(conf)
     snap = report.snapshot(store)
     table = host_state.HostStateTable(store, conf)
     table.sync()
@@ -95,7 +119,7 @@ def cloud_show(conf):
 def cloud_export(conf):
     """The cloud in the database as a cloud file that cloud load and
     gantt-simulate --cloud read back (cloudfile.exporter)."""
-    store = store_mod.Store.open(conf)
+    store = schema_state.open_store(conf)
     try:
         data = cloud_exporter.document(store)
     finally:
@@ -110,7 +134,7 @@ def cloud_export(conf):
 def allocations_audit(conf):
     """Consumers whose allocations the host state source does not
     account for (scheduler.allocation_audit); removed with --heal."""
-    store = store_mod.Store.open(conf)
+    store = schema_state.open_store(conf)
     try:
         audit = allocation_audit.run(store, conf, conf.command.older_than)
         if conf.command.heal:
@@ -143,7 +167,7 @@ def placement_import(conf):
     if args.dry_run:
         print(f"would import: {counts}")
         return 0
-    store = store_mod.Store.open(conf)
+    store = schema_state.open_store(conf)
     pdb = conf.placement
     count = importer.write(
         store, snapshot, replace=args.replace,
@@ -159,7 +183,7 @@ def placement_verify(conf):
     # The other side first: a cloud that cannot be read stops here.
     theirs = verify.connect(args.against, args.token, args.os_cloud,
                             args.os_region_name, args.microversion)
-    store = store_mod.Store.open(conf)
+    store = schema_state.open_store(conf)
     ours = verify.GanttSide(conf, store, args.microversion)
     try:
         result = verify.run(ours, theirs)
@@ -174,7 +198,7 @@ def placement_verify(conf):
 
 
 def placement_export(conf):
-    store = store_mod.Store.open(conf)
+    store = schema_state.open_store(conf)
     rows = store.read(exporter.read_gantt, snapshot=True)
     written = exporter.write(conf.command.destination, rows)
     counts = ", ".join(f"{n} {table}" for table, n in sorted(written.items()))
@@ -190,7 +214,9 @@ def _add_parsers(subparsers):
         "sync", help="create or upgrade the schema and seed the standard "
                      "resource classes and traits").set_defaults(run=db_sync)
     db_actions.add_parser(
-        "version", help="show the current and latest schema revisions"
+        "version", help="show the current and latest schema revisions; "
+                        "exit status 1 when the schema is behind the "
+                        "latest or missing"
     ).set_defaults(run=db_version)
 
     cloud = subparsers.add_parser("cloud", help="cloud description files")
@@ -271,6 +297,7 @@ def _add_parsers(subparsers):
     exp.set_defaults(run=placement_export)
 
     scheduler_cli.add_parser(subparsers)
+    ping_command.add_parser(subparsers)
     reshape_command.add_parser(subparsers)
 
 
@@ -298,7 +325,8 @@ def build_conf(argv):
     conf.register_cli_opt(cfg.SubCommandOpt(
         "command", title="commands", handler=_add_parsers,
         help="run 'gantt-manage <command> --help' for details"))
-    conf(argv, project="gantt", prog="gantt-manage")
+    conf(argv, project="gantt", prog="gantt-manage",
+         version=f"gantt-manage {conf_mod.version()}")
     return conf
 
 
@@ -312,7 +340,8 @@ USAGE_ERRORS = (loader.CloudFileError, openstack_db.SourceError,
                 scheduler_errors.ConfigError,
                 *reshape_command.USAGE_ERRORS)
 FAILURES = (scheduler_errors.SchedulerError, errors.PlacementError,
-            host_updates.SourceError, *reshape_command.FAILURES)
+            host_updates.SourceError, schema_state.SchemaNotReady,
+            *reshape_command.FAILURES)
 
 
 def main(argv=None):

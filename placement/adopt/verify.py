@@ -39,7 +39,7 @@ class GanttSide:
     def __init__(self, conf, store, version):
         conf.set_override("auth_strategy", "noauth2", group="api")
         # Thousands of in-process GETs: no access log line for each.
-        logging.getLogger("placement.api.access").setLevel(logging.WARNING)
+        logging.getLogger("placement.requestlog").setLevel(logging.WARNING)
         self.engine = engine_mod.CandidatesEngine(store, conf)
         self.app = app_mod.make_app(conf, store=store, engine=self.engine)
         self.version = version

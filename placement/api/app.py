@@ -2,8 +2,11 @@
 dispatcher, which finds the route and handler and turns failures into
 error responses.
 
-Request path, outermost first: request id and access log, microversion,
-CORS (when configured), authentication, request context, dispatcher.
+Request path, outermost first: the proxy headers of a TLS-terminating
+balancer (oslo.middleware's HTTPProxyToWSGI, when ``[oslo_middleware]
+enable_proxy_headers_parsing`` is set), metrics (``GET /metrics``),
+``/healthcheck``, request id and access log, microversion, CORS (when
+configured), authentication, request context, dispatcher.
 """
 
 import dataclasses
@@ -11,13 +14,16 @@ import logging
 
 import sqlalchemy as sa
 from keystonemiddleware import auth_token
-from oslo_middleware import cors
+from oslo_middleware import cors, http_proxy_to_wsgi
+from oslo_middleware import opts as middleware_opts
 
 from placement import errors as placement_errors
 from placement.api import (
     answer_cache,
     auth,
     errors,
+    health,
+    metrics,
     middleware,
     routes,
     util,
@@ -46,6 +52,9 @@ def register_opts(conf):
     auth_token)."""
     policy_mod.register_opts(conf)
     conf.register_opts(cors.CORS_OPTS, group="cors")
+    for group, opts in middleware_opts.list_opts_http_proxy_to_wsgi():
+        conf.register_opts(opts, group=group)
+    health.register_opts(conf)
     for group, opts in auth_token.list_opts():
         conf.register_opts(opts, group=group)
 
@@ -85,7 +94,8 @@ class Dispatcher:
         if found is None:
             # No detail beyond the title, as in OpenStack Placement.
             raise errors.not_found("")
-        _template, methods, args = found
+        template, methods, args = found
+        environ[metrics.ROUTE_KEY] = template
         method = environ["REQUEST_METHOD"]
         if method not in methods:
             allowed = ", ".join(methods)
@@ -154,9 +164,16 @@ def make_app(conf, store=None, engine=None, policy_mode=None,
             store, engine, conf.api.candidates_cache_entries)
     state = State(conf=conf, store=store, engine=engine, enforcer=enforcer,
                   answers=answers)
+    router = router or routes.Router()
     application = Dispatcher(state, router)
     application = auth.wrap(application, conf)
     if conf.cors.allowed_origin:
         application = cors.CORS(application, conf)
     application = middleware.Microversion(application)
-    return middleware.RequestLog(application)
+    application = middleware.RequestLog(application)
+    application = health.wrap(application, conf)
+    if conf.api.metrics:
+        application = metrics.Metrics(
+            application, metrics.ApiMetrics(),
+            lambda path: (router.match(path) or (None,))[0])
+    return http_proxy_to_wsgi.HTTPProxyToWSGI(application, conf)

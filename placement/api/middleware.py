@@ -7,11 +7,17 @@ import re
 import time
 import uuid
 
+from oslo_context import context as context_mod
+
 from placement.api import errors, microversion
 from placement.db import retry
 
-LOG = logging.getLogger("placement.api.access")
+# OpenStack Placement's logger and line form, so that what parses its
+# access lines parses these (time: in seconds, as Nova's API adds it).
+LOG = logging.getLogger("placement.requestlog")
 REQUEST_ID_HEADER = "x-openstack-request-id"
+# Where oslo.context's from_environ() finds the ids.
+REQUEST_ID_KEY = "openstack.request_id"
 GLOBAL_REQUEST_ID_KEY = "openstack.global_request_id"
 _GLOBAL_ID = re.compile(
     r"^req-[a-f0-9]{8}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{12}$")
@@ -22,10 +28,16 @@ def new_request_id():
 
 
 class RequestLog:
-    """Give the request an id (x-openstack-request-id on the response),
-    default the Accept header to JSON so that errors come back as JSON,
-    log one line per request, and answer 500 for anything that escapes
-    the application."""
+    """Give the request an id (x-openstack-request-id on the response)
+    and a context of its own before anything else runs, default the
+    Accept header to JSON so that errors come back as JSON, log one line
+    per request, and answer 500 for anything that escapes the
+    application.
+
+    oslo.log writes the context of the thread into every line. Set here,
+    before authentication, a request refused there (401) logs its own id
+    and no identity, never those of the thread's previous request; the
+    authenticated context built later keeps the same ids."""
 
     def __init__(self, application):
         self.application = application
@@ -34,9 +46,14 @@ class RequestLog:
         started = time.monotonic()
         request_id = new_request_id()
         environ[errors.REQUEST_ID_KEY] = request_id
+        environ[REQUEST_ID_KEY] = request_id
         caller_id = environ.get("HTTP_X_OPENSTACK_REQUEST_ID")
         if caller_id and _GLOBAL_ID.match(caller_id):
             environ[GLOBAL_REQUEST_ID_KEY] = caller_id
+        context_mod.RequestContext(
+            request_id=request_id,
+            global_request_id=environ.get(GLOBAL_REQUEST_ID_KEY),
+            overwrite=True)
         if environ.get("HTTP_ACCEPT", "*/*") == "*/*":
             environ["HTTP_ACCEPT"] = "application/json"
         seen = {}
@@ -44,6 +61,9 @@ class RequestLog:
         def start(status, headers, exc_info=None):
             headers.append((REQUEST_ID_HEADER, request_id))
             seen["status"] = status
+            seen["length"] = next(
+                (value for name, value in headers
+                 if name.lower() == "content-length"), "-")
             return start_response(status, headers, exc_info)
 
         try:
@@ -66,12 +86,14 @@ class RequestLog:
                     "The server failed to complete the request; the error "
                     "is in its log under this request id.")
         if LOG.isEnabledFor(logging.INFO):
-            LOG.info('%s "%s %s" status: %s microversion: %s time: %.1fms',
+            LOG.info('%s "%s %s" status: %s len: %s microversion: %s '
+                     'time: %.6f',
                      environ.get("REMOTE_ADDR", "-"),
                      environ.get("REQUEST_METHOD"), _uri(environ),
                      seen.get("status", "-").split(" ", 1)[0],
+                     seen.get("length", "-"),
                      environ.get(microversion.ENVIRON_KEY, "-"),
-                     (time.monotonic() - started) * 1000)
+                     time.monotonic() - started)
         return body
 
 

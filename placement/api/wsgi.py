@@ -26,15 +26,14 @@ from placement import conf as conf_mod
 from placement import config_check
 from placement.api import app as app_mod
 from placement.api import auth, errors, middleware
-from placement.db import migration
+from placement.db import schema_state
 from placement.db import store as store_mod
 
 LOG = logging.getLogger(__name__)
 CONFIG_VARIABLE = "GANTT_CONFIG_FILE"
 
 
-class SchemaNotCurrent(Exception):
-    """The database's schema is not the one this gantt needs."""
+SchemaNotCurrent = schema_state.SchemaNotReady
 
 
 def _read_conf(environ):
@@ -53,13 +52,11 @@ def current_store(conf):
     """A store on the configured database, whose schema must be at the
     head revision already (SchemaNotCurrent otherwise)."""
     store = store_mod.Store(conf)
-    found = migration.current_revision(store.engine)
-    wanted = migration.head_revision()
-    if found != wanted:
+    try:
+        schema_state.require(store)
+    except SchemaNotCurrent:
         store.dispose()
-        raise SchemaNotCurrent(
-            f"the database schema is at revision {found or 'none'}, this "
-            f"gantt needs {wanted}: run 'gantt-manage db sync'")
+        raise
     return store
 
 
@@ -100,7 +97,14 @@ class _Lazy:
                 if self._app is None:
                     try:
                         self._app = init_application(_settings(environ))
-                    except (SchemaNotCurrent, auth.AuthConfigError) as exc:
+                    except SchemaNotCurrent as exc:
+                        LOG.error("%s", exc)
+                        # To the client, no database URL.
+                        return _unavailable(
+                            environ, start_response,
+                            f"{exc.state.problem()}; run gantt-manage db "
+                            f"sync")
+                    except auth.AuthConfigError as exc:
                         LOG.error("%s", exc)
                         return _unavailable(environ, start_response,
                                             str(exc))

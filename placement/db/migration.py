@@ -7,37 +7,18 @@ find nothing left to do.
 """
 
 import contextlib
-import os
 
 import os_resource_classes as orc
 import os_traits
 import sqlalchemy as sa
-from alembic import command, script
-from alembic.config import Config
-from alembic.runtime import migration as alembic_migration
+from alembic import command
 
 from placement.db import engine as engine_mod
+from placement.db import schema_state, tables
 from placement.db import store as store_mod
-from placement.db import tables
 
-_HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def _config(connection=None):
-    cfg = Config()
-    cfg.set_main_option("script_location", os.path.join(_HERE, "alembic"))
-    cfg.attributes["connection"] = connection
-    return cfg
-
-
-def head_revision():
-    return script.ScriptDirectory.from_config(_config()).get_current_head()
-
-
-def current_revision(engine):
-    with engine.connect() as conn:
-        return alembic_migration.MigrationContext.configure(
-            conn).get_current_revision()
+head_revision = schema_state.head_revision
+current_revision = schema_state.current_revision
 
 
 @contextlib.contextmanager
@@ -61,7 +42,7 @@ def sync(engine, revision="head"):
         conn.execution_options(**{engine_mod.WRITE_OPTION: True})
         with conn.begin():
             with _migration_lock(conn, backend):
-                command.upgrade(_config(conn), revision)
+                command.upgrade(schema_state.alembic_config(conn), revision)
                 seed_catalog(conn)
 
 

@@ -183,10 +183,35 @@ class NovaHostSource:
         self._poller = None
         self.polls = 0
         self.poll_errors = 0
+        # time.monotonic() at the start of the last read in which every
+        # database answered: what the host state is as fresh as.
+        self.read_at = None
 
     def check(self):
         """Raise NovaSourceError unless Nova's API database can be read."""
         self._read_cell_mappings()
+
+    def check_cells(self):
+        """{cell name: None, or why its database cannot be read} for the
+        cells to schedule to (NovaSourceError when Nova's API database
+        cannot be read)."""
+        found = {}
+        for name, url in sorted(self._read_cell_mappings().values()):
+            try:
+                engine = engine_for(url)
+            except (sa.exc.SQLAlchemyError, ImportError) as exc:
+                found[name] = f"database_connection: {first_line(exc)}"
+                continue
+            try:
+                with engine.connect() as conn:
+                    conn.execute(sa.select(sa.func.count()).select_from(
+                        s.compute_nodes)).scalar()
+                found[name] = None
+            except sa.exc.SQLAlchemyError as exc:
+                found[name] = first_line(exc)
+            finally:
+                engine.dispose()
+        return found
 
     def close(self):
         self._stop.set()
@@ -230,6 +255,8 @@ class NovaHostSource:
 
     def load(self, table):
         """Read everything and make ``table`` hold exactly that."""
+        started = time.monotonic()
+        failed = False
         with table.lock, self._lock:
             self._table = table
             mappings = self._read_cell_mappings()
@@ -251,12 +278,15 @@ class NovaHostSource:
                     found = self._load_cell(cell)
                 except sa.exc.SQLAlchemyError as exc:
                     self._cell_failed(cell, exc)
+                    failed = True
                     continue
                 services.update(found["services"][0])
                 instances.update(found["instances"][0])
                 nodes.extend(found["nodes"][0])
                 self._hand(found["nodes"])
             table.replace_all(aggregates, services, instances, nodes)
+            if not failed:
+                self.read_at = started
             self.polls += 1
             LOG.info("Loaded %d compute nodes, %d services and %d "
                      "aggregates from %d Nova cells", len(nodes),
@@ -265,6 +295,8 @@ class NovaHostSource:
     def poll(self, table):
         """Apply to ``table`` what changed in Nova's databases since the
         last read. The reading is done without the table's lock."""
+        started = time.monotonic()
+        failed = False
         with self._lock:
             self._table = table
             self.polls += 1
@@ -277,6 +309,7 @@ class NovaHostSource:
                     self._api_read = now
                 except (sa.exc.SQLAlchemyError, NovaSourceError) as exc:
                     self._api_failed(exc)
+                    failed = True
             for cell in list(self._cells.values()):
                 try:
                     if cell.loaded:
@@ -286,6 +319,7 @@ class NovaHostSource:
                         self._hand(found["nodes"])
                 except sa.exc.SQLAlchemyError as exc:
                     self._cell_failed(cell, exc)
+                    failed = True
                     continue
                 if cell.failing:
                     LOG.info("Nova cell %s readable again", cell.name)
@@ -295,6 +329,8 @@ class NovaHostSource:
         with table.lock:
             for change in changes:
                 table.apply(**change)
+        if not failed:
+            self.read_at = started
 
     def min_compute_service_version(self):
         """The lowest version of the nova-compute services not forced

@@ -71,7 +71,7 @@ class FindCandidates:
             # A zone, tenant or destination no host can match: for the
             # caller that is no valid host (Nova says the same).
             raise errors.NoValidHost(
-                f"no valid host: {exc.message}") from None
+                f"no valid host: {exc.message}", "request") from None
         state.query = query
         result = self._find(query)
         if not len(result) and query.fallback is not None:
@@ -103,7 +103,8 @@ class FindCandidates:
             return self.port.find(query.candidates_request(), sync=False)
         except (placement_errors.ResourceClassNotFound,
                 placement_errors.TraitNotFound) as exc:
-            raise errors.NoValidHost(f"no valid host: {exc}") from None
+            raise errors.NoValidHost(f"no valid host: {exc}",
+                                     "unknown_name") from None
 
     def _short_of(self, query: resource_request.ResourceRequest
                   ) -> list[str]:
@@ -222,7 +223,8 @@ class FindCandidates:
             raise errors.NoValidHost(
                 f"no valid host: {names} not among the "
                 f"{framework.hosts(len(rows))}"
-                f"{'' if state.rebuild else ' placement returned'}")
+                f"{'' if state.rebuild else ' placement returned'}",
+                "forced_host")
         if checked:
             state.rows = forced
             return None

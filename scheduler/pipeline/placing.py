@@ -203,11 +203,14 @@ class Place:
     def _no_valid_host(self, state: state_mod.RequestState, i: int,
                        ranking: state_mod.Ranking) -> errors.NoValidHost:
         why = framework.summary(ranking.runs, len(state.rows))
+        cause = "filtered" if len(state.rows) else "no_candidates"
         if len(ranking.passed):
             why += f"; {len(ranking.passed)} passed the filters but none " \
                    "could be claimed"
+            cause = "claims_lost"
         return errors.NoValidHost(
-            f"no valid host for instance {i + 1} of {state.count}: {why}")
+            f"no valid host for instance {i + 1} of {state.count}: {why}",
+            cause)
 
     def roll_back(self, state: state_mod.RequestState) -> None:
         """Remove the request's claims (putting back what an instance

@@ -331,3 +331,32 @@ def test_service_reports_to_remote_placement_and_scheduler(tmp_path):
     assert codes["agent"] == 0, log
     assert "gantt-compute-agent stopped" in log
     assert "report failed" not in log, log
+
+
+def test_sighup_reopens_the_log_and_applies_report_interval(tmp_path):
+    """logrotate moves the log away and the operator changes the report
+    interval (a mutable option): SIGHUP, and the agent goes on, in the
+    new file, at the new pace."""
+    log = tmp_path / "agent.log"
+    conf = _conf(tmp_path, f"log_file = {log}\ndebug = true\n")
+    agent, out = _start(["gantt-compute-agent", "--config-file", str(conf),
+                         "--root", str(_fake_root(tmp_path))], tmp_path,
+                        tmp_path / "stdout.log")
+    try:
+        _wait(lambda: log.exists() and "reported cn-test" in log.read_text())
+        log.rename(tmp_path / "agent.log.1")
+        conf.write_text(conf.read_text().replace("report_interval = 1",
+                                                 "report_interval = 3"))
+        agent.send_signal(signal.SIGHUP)
+        _wait(lambda: log.exists() and "reloading (SIGHUP)" in
+              log.read_text(), timeout=20)
+        _wait(lambda: log.read_text().count("reported cn-test") >= 2,
+              timeout=20)
+        assert agent.poll() is None
+    finally:
+        code = _stop(agent, out)
+    assert code == 0
+    text = log.read_text()
+    assert "Option compute.report_interval changed from [1] to [3]" in text
+    assert "gantt-compute-agent stopped" in text
+    assert "reloading" not in (tmp_path / "agent.log.1").read_text()

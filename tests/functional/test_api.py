@@ -245,7 +245,6 @@ def engine_has_tables(path):
 def test_wsgi_workers_do_not_migrate_503_until_db_sync(tmp_path,
                                                       monkeypatch):
     from placement.api import wsgi
-    from placement.db import migration
     config = tmp_path / "gantt.conf"
     config.write_text(
         f"[placement_database]\n"
@@ -255,9 +254,8 @@ def test_wsgi_workers_do_not_migrate_503_until_db_sync(tmp_path,
     response = app.get("/resource_providers")
     assert response.status_int == 503
     detail = response.json["errors"][0]["detail"]
-    head = migration.head_revision()
-    assert (f"the database schema is at revision none, this gantt needs "
-            f"{head}: run 'gantt-manage db sync'") in detail
+    assert detail.strip().endswith(
+        "the database has no gantt schema; run gantt-manage db sync")
     # Nothing was created by the worker: the schema is still missing.
     assert app.get("/resource_providers").status_int == 503
     assert not engine_has_tables(tmp_path / "placement.sqlite")

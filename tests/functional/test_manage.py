@@ -25,8 +25,8 @@ def config(tmp_path, monkeypatch):
 
 
 def test_db_sync_then_version(config, capsys):
-    assert manage.main(config + ["db", "version"]) == 0
-    assert "none (run gantt-manage db sync)" in capsys.readouterr().out
+    assert manage.main(config + ["db", "version"]) == 1
+    assert "no gantt schema in sqlite:" in capsys.readouterr().err
     assert manage.main(config + ["db", "sync"]) == 0
     head = migration.head_revision()
     assert f"database at revision {head}" in capsys.readouterr().out

@@ -8,6 +8,7 @@ behaviour, checked directly.
 
 import datetime
 import logging
+import time
 
 import pytest
 import sqlalchemy as sa
@@ -363,6 +364,27 @@ def test_an_unreadable_cell_keeps_its_hosts(nova, table, caplog):
             free_ram_mb=777, updated_at=_at(6)))
     table.sync()
     assert table.free_ram_mb[_row(table, "cn1")] == 777
+
+
+def test_the_host_state_age_counts_from_the_last_complete_read(nova, table):
+    """What gantt_scheduler_host_state_age_seconds reports: a read in
+    which a cell failed does not make the host state any fresher."""
+    source = table.source
+    first = source.read_at
+    assert first is not None and first <= time.monotonic()
+    table.sync()
+    second = source.read_at
+    assert second > first
+    nova.execute("cell1", sa.text(
+        "ALTER TABLE compute_nodes RENAME TO compute_nodes_away"))
+    try:
+        table.sync()
+        assert source.read_at == second
+    finally:
+        nova.execute("cell1", sa.text(
+            "ALTER TABLE compute_nodes_away RENAME TO compute_nodes"))
+    table.sync()
+    assert source.read_at > second
 
 
 def test_an_unreadable_api_database_keeps_cells_and_aggregates(

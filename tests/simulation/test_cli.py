@@ -1,6 +1,7 @@
 """gantt-simulate from the command line: run, compare, capacity, the
 example files, and malformed inputs (exit 2, file and field named)."""
 
+import argparse
 import json
 import os
 
@@ -80,7 +81,12 @@ def test_compare_spread_against_pack(files, tmp_path, capsys):
     # host (8 fit) and leaves the other 3 empty.
     empty = [r["host_fill"]["VCPU"]["counts"][0] for r in (spread, pack)]
     assert empty == [0, 3]
-    assert "pack.conf" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    # Both place all 6: the verdict says so before the table.
+    assert "  Placed: same. Both placed 6 of 6 creates." in printed
+    page = (out / "compare.html").read_text()
+    assert '<a href="a/report.html">spread.conf</a>' in page
+    assert '<a href="b/report.html">pack.conf</a>' in page
 
 
 def test_capacity_from_a_cloud_file(files, capsys):
@@ -258,8 +264,42 @@ def test_an_unwritable_report_directory_is_an_error_not_a_trace(
     code = cli.main(["run", "--cloud", files["cloud"], "--workload",
                      files["workload"], "--out", str(blocker / "sub"),
                      "--no-progress"])
-    assert code == 1
-    assert "file/sub" in capsys.readouterr().err
+    assert code == 2
+    assert capsys.readouterr().err == (
+        f"gantt-simulate: --out {blocker / 'sub'}: {blocker} is a file, "
+        "not a directory\n")
+    assert sorted(os.listdir(tmp_path)) == ["cloud.yaml", "file", "pack.conf",
+                                            "spread.conf", "workload.yaml"]
+
+
+def test_an_out_in_proc_stops_before_the_simulation():
+    # The example workload takes minutes to simulate: an answer within
+    # the timeout can only come from the check made before it starts.
+    import subprocess
+    import sys
+    done = subprocess.run(
+        [sys.executable, "-m", "simulation.cli", "run",
+         "--cloud", os.path.join(EXAMPLES, "cloud.yaml"),
+         "--workload", os.path.join(EXAMPLES, "workload.yaml"),
+         "--out", "/proc/x", "--no-progress"],
+        capture_output=True, text=True, timeout=30)
+    assert done.returncode == 2
+    assert done.stderr == ("gantt-simulate: --out /proc/x: cannot create "
+                           "the report directory in /proc (No such file "
+                           "or directory)\n")
+    assert done.stdout == ""
+    assert not os.path.exists("/proc/x")
+
+
+def test_the_out_check_leaves_nothing_behind(tmp_path):
+    # The check tries a directory where the report would go and takes
+    # it away again; the report directory itself is not made yet.
+    args = argparse.Namespace(out=str(tmp_path / "new" / "report"))
+    cli._check_out_dir(args)
+    assert os.listdir(tmp_path) == []
+    (tmp_path / "old").mkdir()
+    cli._check_out_dir(argparse.Namespace(out=str(tmp_path / "old")))
+    assert os.listdir(tmp_path / "old") == []
 
 
 def test_make_run_the_example_simulation(tmp_path, capsys):

@@ -354,11 +354,28 @@ def test_compare_writes_json_html_and_overlaid_pngs(compared):
         assert json.load(f) == compared["table"]
     with open(compared["html"], encoding="utf-8") as f:
         page = f.read()
-    assert page.count("data:image/png;base64,") == 4
-    for forbidden in ("http://", "https://", "<script"):
-        assert forbidden not in page.lower()
+    # Interactive plots (plotly inline) replace the PNGs on the page.
+    assert "<img " not in page
+    assert_self_contained(page)
+    for stem in ("utilisation", "failures", "causes", "stranded", "fits",
+                 "latency", "host_fill"):
+        assert f'id="compare-{stem}"' in page, stem
+    assert 'id="bottom-line"' in page
     assert "&lt;after&gt;" in page and "<after>" not in page
     assert "&lt;b&gt;cloud" in page
+
+
+def test_compare_html_embeds_the_pngs_without_plotly(tmp_path,
+                                                     monkeypatch):
+    monkeypatch.setattr(report_mod.interactive, "available",
+                        lambda: False)
+    paths = report_mod.compare(make_report(), make_report(),
+                               str(tmp_path))
+    page = open(paths["html"], encoding="utf-8").read()
+    assert page.count("data:image/png;base64,") == len(
+        report_mod.COMPARE_PLOTS)
+    assert "<script" not in page.lower()
+    assert "Install plotly" in page
 
 
 def test_compare_an_empty_run_with_a_full_one(tmp_path):

@@ -12,7 +12,7 @@ import webob
 
 from placement import errors as placement_errors
 from placement.api import candidates_payload as payload
-from placement.api import errors, query, util
+from placement.api import errors, metrics, query, util
 from placement.api.schemas import allocation_candidates as schema
 from placement.api.schemas import common
 from placement.candidates import request as request_mod
@@ -207,8 +207,11 @@ def list_candidates(req):
         position = answers.position()
         body = answers.get(key, position)
         if body is not None:
+            req.environ[metrics.CACHE_HIT_KEY] = True
             return _send(req, body)
-    body = util.dumps(_answer(req))
+    answer = _answer(req)
+    req.environ[metrics.CANDIDATES_KEY] = len(answer["allocation_requests"])
+    body = util.dumps(answer)
     if answers is not None:
         answers.put(key, position, body)
     return _send(req, body)

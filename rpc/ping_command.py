@@ -1,0 +1,166 @@
+"""``gantt-manage scheduler ping``: is a gantt-scheduler answering on
+the configured transport and topic?
+
+    gantt-manage scheduler ping [--timeout S] [--topic T] [--format json]
+
+One call of gantt's ``ping`` (rpc.server.StatusEndpoint), answered by
+one scheduler process: its host, pid, gantt version, uptime and the
+compute hosts its host state knows, and the round trip. Exit status 1,
+with one line, when none answers within --timeout seconds (default 10)
+or the message broker cannot be reached; 2 when the transport is the
+in-process one (transport_url unset), which no scheduler can share.
+
+oslo.messaging waits for an unreachable broker forever, whatever the
+call's timeout, logging each attempt: the broker is tried first (a TCP
+connection to each RabbitMQ host), the call made in a thread the command
+stops waiting for after --timeout and a grace, and the driver's
+reconnection messages kept out of the output unless --debug.
+"""
+
+import json
+import logging
+import socket
+import threading
+import time
+
+import oslo_messaging
+
+from rpc import client as client_mod
+from rpc import conf as rpc_conf
+from rpc import rabbit_listener
+from scheduler import errors
+
+DEFAULT_TIMEOUT = 10.0
+# Connection attempts before a send gives up (oslo.messaging retries
+# forever by default): an unreachable broker ends the command.
+SEND_RETRIES = 2
+
+
+# How long past --timeout the command waits for the call to end by
+# itself (a broker that went away after the first check).
+GRACE = 5.0
+RABBIT_PORT = 5672
+# oslo.messaging's driver loggers: one line a reconnection attempt.
+DRIVER_LOGGERS = ("oslo.messaging._drivers.impl_rabbit",
+                  "oslo_messaging._drivers.impl_rabbit")
+
+
+class NoAnswer(errors.SchedulerError):
+    """No scheduler answered in time, or the broker cannot be reached."""
+
+
+class InProcessTransport(errors.ConfigError):
+    """The configured transport is the in-process one."""
+
+
+def seconds(text):
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0
+    if not value > 0:
+        raise ValueError(f"expected seconds > 0, got {text!r}")
+    return value
+
+
+def add_parser(subparsers):
+    scheduler = subparsers.add_parser(
+        "scheduler", help="a running gantt-scheduler")
+    actions = scheduler.add_subparsers(dest="action")
+    actions.required = True
+    ping = actions.add_parser(
+        "ping", help="ask one gantt-scheduler on the configured transport "
+                     "who it is; exit status 1 when none answers within "
+                     "--timeout")
+    ping.add_argument("--timeout", type=seconds, default=DEFAULT_TIMEOUT,
+                      metavar="S",
+                      help=f"seconds to wait for an answer (default "
+                           f"{DEFAULT_TIMEOUT:g})")
+    ping.add_argument("--topic", default=None,
+                      help="the schedulers' topic (default: [scheduler] "
+                           "topic)")
+    ping.add_argument("--format", choices=["table", "json"],
+                      default="table")
+    ping.set_defaults(run=run)
+
+
+def run(conf):
+    args = conf.command
+    rpc_conf.register_opts(conf)
+    if rpc_conf.in_process(conf):
+        raise InProcessTransport(
+            "[DEFAULT] transport_url is the in-process transport "
+            f"({rpc_conf.transport_url(conf)}), which no gantt-scheduler "
+            "shares: set it to the schedulers' message broker")
+    if not conf.debug:
+        for name in DRIVER_LOGGERS:
+            logging.getLogger(name).setLevel(logging.CRITICAL)
+    problem = broker_problem(conf, args.timeout)
+    if problem:
+        raise NoAnswer(f"could not reach the message broker: {problem}")
+    client = client_mod.SchedulerClient(conf, topic=args.topic,
+                                        retry=SEND_RETRIES)
+    outcome = {}
+
+    def call():
+        started = time.monotonic()
+        try:
+            outcome["answer"] = client.gantt_ping(None, timeout=args.timeout)
+        except Exception as exc:  # noqa: BLE001 - raised by the caller
+            outcome["error"] = exc
+        outcome["elapsed"] = time.monotonic() - started
+
+    caller = threading.Thread(target=call, name="ping", daemon=True)
+    caller.start()
+    caller.join(args.timeout + GRACE)
+    if caller.is_alive():
+        # Stuck reconnecting: leave the thread (a daemon) to the exit.
+        raise NoAnswer(
+            f"no answer from the message broker or a gantt-scheduler on "
+            f"topic {client.topic!r} within {args.timeout:g} s")
+    client.close()
+    error = outcome.get("error")
+    if isinstance(error, client_mod.SchedulerTimeout):
+        raise NoAnswer(
+            f"no gantt-scheduler answered on topic {client.topic!r} "
+            f"within {args.timeout:g} s")
+    if error is not None:
+        raise error
+    answer, elapsed = outcome["answer"], outcome["elapsed"]
+    if args.format == "json":
+        print(json.dumps({"answer": answer, "topic": client.topic,
+                          "round_trip_ms": round(elapsed * 1000, 3)},
+                         indent=2, sort_keys=True))
+    else:
+        print(render(answer, client.topic, elapsed))
+    return 0
+
+
+def broker_problem(conf, timeout):
+    """Why no RabbitMQ host of the transport URL takes a TCP connection
+    (each host's error), or None (one does, or the driver is not
+    RabbitMQ's)."""
+    url = oslo_messaging.TransportURL.parse(conf, rpc_conf.transport_url(conf))
+    if not rabbit_listener.is_rabbit(url) or not url.hosts:
+        return None
+    failures = []
+    for host in url.hosts:
+        address = (host.hostname or "localhost", host.port or RABBIT_PORT)
+        try:
+            socket.create_connection(address, timeout=min(timeout, 5)).close()
+        except OSError as exc:
+            failures.append(f"{address[0]}:{address[1]}: "
+                            f"{exc.strerror or exc}")
+        else:
+            return None
+    return "; ".join(failures)
+
+
+def render(answer, topic, elapsed):
+    hosts = answer.get("hosts")
+    known = ("host state not read yet" if hosts is None
+             else f"{hosts} compute host{'s' if hosts != 1 else ''} known")
+    return (f"gantt-scheduler on {answer.get('host')} answered on topic "
+            f"{topic!r} in {elapsed * 1000:.1f} ms: pid {answer.get('pid')}, "
+            f"gantt {answer.get('version')}, up {answer.get('uptime')} s, "
+            f"{known}")
