@@ -21,6 +21,13 @@ as it is:
   oslo.messaging, Nova's other services): not checked. Only a section
   whose name is one letter or two away from a section gantt owns is
   reported, as a likely typo.
+
+Values are checked for every option gantt declares, whichever command it
+is for (gantt-manage stops on gantt-scheduler's ``[scheduler] workers =
+two`` too). In [DEFAULT], an unknown option much like one whose default
+would quietly do the wrong thing when it is not set (``transport_ulr``:
+the in-process transport; ``stat_path``: the database in the default
+directory) is an error, not a warning (misspelt_shared_option).
 """
 
 import dataclasses
