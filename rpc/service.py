@@ -37,6 +37,7 @@ refuses), 1 for anything else (a broker or database that cannot be
 reached, a schema that is not current).
 """
 
+import ctypes
 import json
 import logging as std_logging
 import os
@@ -68,6 +69,8 @@ PROG = "gantt-scheduler"
 
 # What systemctl status says once a stop signal came.
 STOPPING = "stopping: finishing the calls in progress"
+
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 # Seconds between a worker's death and its new start.
 RESPAWN_DELAY = 1.0
@@ -289,7 +292,21 @@ def _tell(fd, line):
         pass
 
 
-def _worker(conf, index, report_fd):
+def _stop_with_parent(parent):
+    """SIGTERM to this worker when its parent dies (SIGKILL, the OOM
+    killer): a worker must not go on serving, unsupervised, beside the
+    service that replaces it. Linux's PR_SET_PDEATHSIG; the signal waits,
+    blocked, until the handlers are in place."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM))
+    except (OSError, AttributeError):
+        return  # not Linux: the parent's stop is the only stop
+    if os.getppid() != parent:  # it died before prctl took effect
+        os.kill(os.getpid(), signal.SIGTERM)
+
+
+def _worker(conf, index, report_fd, parent):
     """The body of a forked worker, started with the handled signals
     blocked; never returns. It writes ``ready`` to ``report_fd`` once it
     serves, or ``failed <status> <line>`` if it fails before."""
@@ -303,6 +320,7 @@ def _worker(conf, index, report_fd):
     try:
         stop = _StopSignal(lambda: reload_config(conf))
         stop.install()
+        _stop_with_parent(parent)
         signal.pthread_sigmask(signal.SIG_UNBLOCK, _StopSignal.HANDLED)
         code = run(conf, stop, ready)
     except _Stopped:
@@ -347,6 +365,7 @@ class _Supervisor:
         self.stop.ready = True  # the parent only ever waits
         self.children = {}  # pid -> _Child
         self.deaths = []  # times of deaths after ready
+        self.pid = os.getpid()
 
     def _reload(self):
         reload_config(self.conf)
@@ -364,7 +383,7 @@ class _Supervisor:
                 os.close(read_fd)
                 for child in self.children.values():
                     os.close(child.report_fd)
-                _worker(self.conf, index, write_fd)
+                _worker(self.conf, index, write_fd, self.pid)
         finally:
             signal.pthread_sigmask(signal.SIG_UNBLOCK, _StopSignal.HANDLED)
         os.close(write_fd)

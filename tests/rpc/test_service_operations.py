@@ -278,3 +278,31 @@ def test_workers_that_keep_dying_stop_the_service(tmp_path,
         assert len(service.lines("starting it again")) == 5
     finally:
         service.close()
+
+
+def test_workers_stop_when_their_parent_is_killed(tmp_path,
+                                                  pg_cloud):  # noqa: F811
+    """SIGKILL (the OOM killer) of the parent: its workers stop too,
+    instead of serving on unsupervised."""
+    (tmp_path / "s").mkdir()
+    service = Service(tmp_path / "s", pg_cloud, workers=2)
+    try:
+        workers = {pid for pid, _, _ in service.lines(f"{PROG} ready")}
+        assert len(workers) == 2
+        service.proc.kill()
+        service.proc.wait(10)
+
+        def gone():
+            alive = set()
+            for pid in workers:
+                try:
+                    state = open(f"/proc/{pid}/stat").read().split()[2]
+                except FileNotFoundError:
+                    continue
+                if state != "Z":
+                    alive.add(pid)
+            return not alive
+        helpers.wait_for(gone, timeout=30, what="the workers to stop")
+        assert len(service.lines(f"{PROG} stopped, pid=")) == 2
+    finally:
+        service.close()
