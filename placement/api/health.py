@@ -33,17 +33,23 @@ PATH = "/healthcheck"
 
 
 def wrap(application, conf):
-    """``application`` with ``/healthcheck`` in front of it (the
-    Healthcheck answers every request it is given: it is an application
-    to mount at a path, not a filter)."""
-    check = healthcheck.Healthcheck(None, conf)
+    """``application`` with ``/healthcheck`` in front of it."""
+    return _Route(application, healthcheck.Healthcheck(None, conf))
 
-    def route(environ, start_response):
+
+class _Route:
+    """oslo.middleware's Healthcheck answers every request it is given
+    (an application to mount at a path, not a filter): only PATH goes
+    to it."""
+
+    def __init__(self, application, check):
+        self.application = application
+        self.check = check
+
+    def __call__(self, environ, start_response):
         if environ.get("PATH_INFO") == PATH:
-            return check(environ, start_response)
-        return application(environ, start_response)
-
-    return route
+            return self.check(environ, start_response)
+        return self.application(environ, start_response)
 
 
 class DatabaseCheck(pluginbase.HealthcheckBaseExtension):
