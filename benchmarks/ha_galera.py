@@ -72,7 +72,9 @@ class GaleraCluster:
 
     def start(self, timeout=120):
         first = self.hosts[0]
+        self.root.mkdir(parents=True, exist_ok=True)
         self.root.chmod(0o755)
+        self.root.parent.chmod(0o755)
         for host in self.hosts:
             self._datadir(host).mkdir(parents=True, exist_ok=True)
         subprocess.run(
