@@ -67,7 +67,7 @@ def _wait_up(url, timeout=60):
         time.sleep(0.3)
 
 
-def run(claims, capacity, db_retry_count=None):
+def run(claims, capacity, db_retry_count=None, keep_logs=None):
     root = pathlib.Path(tempfile.mkdtemp(prefix="gantt-ha-claims-"))
     apis = []
     with ha_topology.Topology(HOSTS) as net:
@@ -148,6 +148,10 @@ def run(claims, capacity, db_retry_count=None):
                 proc.terminate()
                 proc.wait(30)
             cluster.stop()
+            if keep_logs:
+                pathlib.Path(keep_logs).mkdir(parents=True, exist_ok=True)
+                for log in root.glob("*-api.log"):
+                    shutil.copy(log, keep_logs)
             shutil.rmtree(root, ignore_errors=True)
 
 
@@ -158,9 +162,11 @@ def main(argv=None):
     parser.add_argument("--db-retry-count", type=int,
                         help="[placement_database] db_retry_count of the "
                              "APIs (default: gantt's)")
+    parser.add_argument("--keep-logs", metavar="DIR",
+                        help="copy the APIs' logs there")
     args = parser.parse_args(argv)
-    print(json.dumps(run(args.claims, args.capacity, args.db_retry_count),
-                     sort_keys=True))
+    print(json.dumps(run(args.claims, args.capacity, args.db_retry_count,
+                         args.keep_logs), sort_keys=True))
     return 0
 
 

@@ -221,8 +221,17 @@ def is_transient(exc, backend):
     if backend == "postgresql":
         return code in ("40001", "40P01", "55P03")
     if backend == "mysql":
-        return code in (1213, 1205)
+        # The error number is args[0]; PyMySQL also gives the server's
+        # SQLSTATE where the server sends one (40001 for a deadlock and
+        # for Galera's certification failure), and _dbapi_code prefers
+        # it: look at both.
+        return _mysql_errno(exc) in (1213, 1205) or code == "40001"
     return "locked" in text or "busy" in text
+
+
+def _mysql_errno(exc):
+    args = getattr(getattr(exc, "orig", None), "args", None) or ()
+    return args[0] if args and isinstance(args[0], int) else None
 
 
 def is_integrity_error(exc):
