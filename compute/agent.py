@@ -47,6 +47,7 @@ from placement import (
     service_notify,
 )
 from placement import conf as placement_conf
+from placement import hangup as hangup_mod
 from rpc import client as client_mod
 from rpc import conf as rpc_conf
 from rpc import errors as rpc_errors
@@ -112,7 +113,7 @@ class Agent:
     def run(self, stop, hangup=None, notifier=None):
         """Report now and every report_interval until ``stop`` is set;
         a failed report is logged and tried again at the next turn.
-        ``hangup``: a _Hangup whose reload runs between two waits.
+        ``hangup``: a placement.hangup.Hangup, asked between two waits.
 
         ``notifier`` (placement.service_notify) hears READY=1 after the
         first turn, whatever came of it (a placement service that is
@@ -199,27 +200,11 @@ def _scheduler(conf, placement):
     return None
 
 
-class _Hangup:
-    """SIGHUP: the config files read again (the options marked mutable
-    change: [compute] report_interval, [DEFAULT] debug) and the log
-    files reopened, by the main loop between two waits rather than in
-    the handler, which may have interrupted a thread holding the
-    logging locks."""
-
-    def __init__(self, conf):
-        self.conf = conf
-        self.asked = False
-
-    def handle(self, signum, frame):
-        self.asked = True
-
-    def reload_if_asked(self):
-        if not self.asked:
-            return
-        self.asked = False
-        LOG.info("%s reloading (SIGHUP): config files and log files", PROG)
-        self.conf.mutate_config_files()
-        logging.setup(self.conf, "gantt")
+def _reload(conf):
+    """SIGHUP (placement.hangup): the options marked mutable change
+    ([compute] report_interval, [DEFAULT] debug), the log reopened."""
+    LOG.info("%s reloading (SIGHUP): config files and log files", PROG)
+    hangup_mod.reload_config(conf)
 
 
 def _install_signals(stop, hangup, notifier):
@@ -228,7 +213,7 @@ def _install_signals(stop, hangup, notifier):
         notifier.stopping("stopping: finishing the report in progress")
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, handler)
-    signal.signal(signal.SIGHUP, hangup.handle)
+    hangup.install()
 
 
 def serve(conf):
@@ -249,7 +234,7 @@ def serve(conf):
             return 0
         guru.enable(conf, PROG)
         stop = threading.Event()
-        hangup = _Hangup(conf)
+        hangup = hangup_mod.Hangup(lambda: _reload(conf))
         _install_signals(stop, hangup, notifier)
         agent.run(stop, hangup, notifier)
         return 0

@@ -17,9 +17,11 @@ import amqp.exceptions
 import kombu
 import oslo_messaging
 from oslo_config import cfg
+from oslo_messaging import opts as messaging_opts
 
 from rpc import conf as rpc_conf
 from rpc import rabbit_listener
+from scheduler import errors
 
 LOG = logging.getLogger(__name__)
 
@@ -28,8 +30,9 @@ RETRY_INTERVAL = 2.0
 CONNECT_TIMEOUT = 5.0
 
 
-class BrokerRefused(Exception):
-    """The broker answered and refused the login or the virtual host."""
+class BrokerRefused(errors.ConfigError):
+    """The broker answered and refused the login or the virtual host:
+    the URL's to fix (a configuration error to every command)."""
 
 
 class BrokerUnreachable(Exception):
@@ -63,14 +66,10 @@ def _drivers():
 def reach(conf, timeout):
     """Return once a RabbitMQ broker of the transport URL accepts the
     login; nothing to check on other transports."""
-    url = oslo_messaging.TransportURL.parse(conf, rpc_conf.transport_url(conf))
-    if not rabbit_listener.is_rabbit(url) or url.transport.endswith("memory"):
-        return
     deadline = time.monotonic() + timeout
     while True:
-        problems = [problem for host in url.hosts or [None]
-                    if (problem := _try(conf, url, host)) is not None]
-        if len(problems) < len(url.hosts or [None]):
+        problems = unreachable(conf)
+        if not problems:
             return
         if time.monotonic() >= deadline:
             raise BrokerUnreachable(
@@ -80,6 +79,23 @@ def reach(conf, timeout):
         LOG.warning("Cannot reach the broker (%s); trying again in %g s",
                     "; ".join(problems), RETRY_INTERVAL)
         time.sleep(RETRY_INTERVAL)
+
+
+def unreachable(conf):
+    """One try of every RabbitMQ host of the transport URL: what went
+    wrong with each ("host:port: reason"), or [] when one accepts the
+    login or the transport is not RabbitMQ. BrokerRefused when a broker
+    answers no."""
+    url = oslo_messaging.TransportURL.parse(conf, rpc_conf.transport_url(conf))
+    if not rabbit_listener.is_rabbit(url) or url.transport.endswith("memory"):
+        return []
+    problems = []
+    for host in url.hosts or [None]:
+        problem = _try(conf, url, host)
+        if problem is None:
+            return []
+        problems.append(problem)
+    return problems
 
 
 def _try(conf, url, host):
@@ -93,7 +109,7 @@ def _try(conf, url, host):
         hostname=hostname, port=port, userid=user,
         password=getattr(host, "password", None) or "guest",
         virtual_host=url.virtual_host or "/",
-        ssl=bool(conf.oslo_messaging_rabbit.ssl),
+        ssl=bool(_rabbit_options(conf).ssl),
         connect_timeout=CONNECT_TIMEOUT, transport="pyamqp")
     try:
         connection.connect()
@@ -112,6 +128,15 @@ def _try(conf, url, host):
     finally:
         connection.release()
     return None
+
+
+def _rabbit_options(conf):
+    """[oslo_messaging_rabbit], registered first: a command that makes no
+    transport (gantt-manage) has not had oslo.messaging register it."""
+    for group, opts in messaging_opts.list_opts():
+        if group == rpc_conf.RABBIT_GROUP:
+            conf.register_opts(opts, group=group)
+    return conf.oslo_messaging_rabbit
 
 
 def _reason(exc):

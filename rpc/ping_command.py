@@ -11,23 +11,21 @@ or the message broker cannot be reached; 2 when the transport is the
 in-process one (transport_url unset), which no scheduler can share.
 
 oslo.messaging waits for an unreachable broker forever, whatever the
-call's timeout, logging each attempt: the broker is tried first (a TCP
-connection to each RabbitMQ host), the call made in a thread the command
-stops waiting for after --timeout and a grace, and the driver's
-reconnection messages kept out of the output unless --debug.
+call's timeout, logging each attempt: the broker is tried first
+(rpc.broker_check; a login it refuses is exit 2), the call made in a
+thread the command stops waiting for after --timeout and a grace, and
+the driver's reconnection messages kept out of the output unless
+--debug.
 """
 
 import json
 import logging
-import socket
 import threading
 import time
 
-import oslo_messaging
-
+from rpc import broker_check
 from rpc import client as client_mod
 from rpc import conf as rpc_conf
-from rpc import rabbit_listener
 from scheduler import errors
 
 DEFAULT_TIMEOUT = 10.0
@@ -39,7 +37,6 @@ SEND_RETRIES = 2
 # How long past --timeout the command waits for the call to end by
 # itself (a broker that went away after the first check).
 GRACE = 5.0
-RABBIT_PORT = 5672
 # oslo.messaging's driver loggers: one line a reconnection attempt.
 DRIVER_LOGGERS = ("oslo.messaging._drivers.impl_rabbit",
                   "oslo_messaging._drivers.impl_rabbit")
@@ -95,9 +92,10 @@ def run(conf):
     if not conf.debug:
         for name in DRIVER_LOGGERS:
             logging.getLogger(name).setLevel(logging.CRITICAL)
-    problem = broker_problem(conf, args.timeout)
-    if problem:
-        raise NoAnswer(f"could not reach the message broker: {problem}")
+    problems = broker_check.unreachable(conf)
+    if problems:
+        raise NoAnswer(f"could not reach the message broker: "
+                       f"{'; '.join(problems)}")
     client = client_mod.SchedulerClient(conf, topic=args.topic,
                                         retry=SEND_RETRIES)
     outcome = {}
@@ -134,26 +132,6 @@ def run(conf):
     else:
         print(render(answer, client.topic, elapsed))
     return 0
-
-
-def broker_problem(conf, timeout):
-    """Why no RabbitMQ host of the transport URL takes a TCP connection
-    (each host's error), or None (one does, or the driver is not
-    RabbitMQ's)."""
-    url = oslo_messaging.TransportURL.parse(conf, rpc_conf.transport_url(conf))
-    if not rabbit_listener.is_rabbit(url) or not url.hosts:
-        return None
-    failures = []
-    for host in url.hosts:
-        address = (host.hostname or "localhost", host.port or RABBIT_PORT)
-        try:
-            socket.create_connection(address, timeout=min(timeout, 5)).close()
-        except OSError as exc:
-            failures.append(f"{address[0]}:{address[1]}: "
-                            f"{exc.strerror or exc}")
-        else:
-            return None
-    return "; ".join(failures)
 
 
 def render(answer, topic, elapsed):

@@ -24,7 +24,6 @@ import collections
 import contextlib
 import datetime
 import functools
-import importlib.metadata
 import os
 import socket
 import threading
@@ -36,6 +35,7 @@ import sqlalchemy as sa
 from oslo_log import log as logging
 from oslo_messaging.rpc import server as om_rpc_server
 
+from placement import conf as placement_conf
 from rpc import call_monitor, errors
 from rpc import call_times as call_times_mod
 from rpc import conf as rpc_conf
@@ -293,17 +293,9 @@ class StatusEndpoint:
         hosts = getattr(table, "rows_by_host", None)
         return {"host": getattr(conf, "host", None) or socket.gethostname(),
                 "pid": os.getpid(),
-                "version": _gantt_version(),
+                "version": placement_conf.version(),
                 "uptime": round(self._clock() - self._started, 3),
                 "hosts": None if hosts is None else len(hosts)}
-
-
-@functools.cache
-def _gantt_version():
-    try:
-        return importlib.metadata.version("gantt")
-    except importlib.metadata.PackageNotFoundError:
-        return "unknown"
 
 
 def _write_host_info(txn, host, nodename, node_uuid, report, service, at):

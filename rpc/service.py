@@ -51,7 +51,13 @@ import oslo_messaging
 from oslo_config import cfg
 from oslo_log import log as logging
 
-from placement import command_errors, config_check, guru, service_notify
+from placement import (
+    command_errors,
+    config_check,
+    guru,
+    hangup,
+    service_notify,
+)
 from placement import conf as placement_conf
 from placement.db import schema_state
 from placement.db import store as store_mod
@@ -108,10 +114,8 @@ class _StopSignal:
     handlers run in the main thread, between its waits). Before the
     server is ready, while the main thread may be blocked (connecting to
     a broker that is down, say), a signal ends the start-up at once.
-    SIGHUP only asks for a reload, which the main thread's wait loop
-    does (``reload``, when given) between two waits, not inside the
-    handler: the handler may have interrupted a thread holding the
-    logging locks."""
+    SIGHUP asks for ``reload`` (placement.hangup), which the wait loop
+    does between two waits."""
 
     SIGNALS = (signal.SIGTERM, signal.SIGINT)
     # Blocked around a fork, so that a child never runs its parent's.
@@ -121,23 +125,16 @@ class _StopSignal:
         self.event = threading.Event()
         self.signum = None
         self.ready = False
-        self.reload = reload
         self.on_stop = on_stop
-        self.hangup = False
+        self.hangup = hangup.Hangup(reload or (lambda: None))
 
     def install(self):
         for signum in self.SIGNALS:
             signal.signal(signum, self._handle)
-        signal.signal(signal.SIGHUP, self._hangup)
-
-    def _hangup(self, signum, frame):
-        self.hangup = True
+        self.hangup.install()
 
     def reload_if_asked(self):
-        if self.hangup:
-            self.hangup = False
-            if self.reload is not None:
-                self.reload()
+        self.hangup.reload_if_asked()
 
     def _handle(self, signum, frame):
         if self.event.is_set():
@@ -156,13 +153,10 @@ class _StopSignal:
 
 
 def reload_config(conf):
-    """What SIGHUP does: the config files read again (only options
-    marked mutable change; oslo.log applies [DEFAULT] debug), and the
-    log files reopened (a logrotate that moved them away)."""
+    """What SIGHUP does (placement.hangup), said first."""
     LOG.info("%s reloading (SIGHUP): config files and log files, pid=%d",
              PROG, os.getpid())
-    conf.mutate_config_files()
-    logging.setup(conf, "gantt")
+    hangup.reload_config(conf)
 
 
 def _exit_after(seconds, what):
@@ -564,7 +558,8 @@ def _check_filters_and_weighers(conf):
 # worker's start alike).
 _FAILURES = (host_updates.SourceError, schema_state.SchemaNotReady,
              broker_check.BrokerUnreachable, metrics_mod.EndpointUnavailable)
-_USAGE = (broker_check.BrokerRefused, scheduler_errors.ConfigError)
+# BrokerRefused is a ConfigError.
+_USAGE = (scheduler_errors.ConfigError,)
 
 
 def main(argv=None):

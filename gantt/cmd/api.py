@@ -52,7 +52,13 @@ from gunicorn.workers import gthread
 from oslo_config import cfg
 from oslo_log import log as logging
 
-from placement import command_errors, config_check, guru, service_notify
+from placement import (
+    command_errors,
+    config_check,
+    guru,
+    hangup,
+    service_notify,
+)
 from placement import conf as conf_mod
 from placement.api import app as app_mod
 from placement.api import auth, errors, metrics, microversion, middleware
@@ -262,8 +268,7 @@ class Server(gunicorn_base.BaseApplication):
     def reload(self):
         LOG.info("gantt-placement-api reloading (SIGHUP): config files, "
                  "log files, workers")
-        self.conf.mutate_config_files()
-        logging.setup(self.conf, "gantt")
+        hangup.reload_config(self.conf)
         super().reload()
 
     def _when_ready(self, arbiter):

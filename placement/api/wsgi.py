@@ -33,9 +33,6 @@ LOG = logging.getLogger(__name__)
 CONFIG_VARIABLE = "GANTT_CONFIG_FILE"
 
 
-SchemaNotCurrent = schema_state.SchemaNotReady
-
-
 def _read_conf(environ):
     conf = cfg.ConfigOpts()
     conf_mod.register_opts(conf)
@@ -50,11 +47,11 @@ def _read_conf(environ):
 
 def current_store(conf):
     """A store on the configured database, whose schema must be at the
-    head revision already (SchemaNotCurrent otherwise)."""
+    head revision already (schema_state.SchemaNotReady otherwise)."""
     store = store_mod.Store(conf)
     try:
         schema_state.require(store)
-    except SchemaNotCurrent:
+    except schema_state.SchemaNotReady:
         store.dispose()
         raise
     return store
@@ -97,7 +94,7 @@ class _Lazy:
                 if self._app is None:
                     try:
                         self._app = init_application(_settings(environ))
-                    except SchemaNotCurrent as exc:
+                    except schema_state.SchemaNotReady as exc:
                         LOG.error("%s", exc)
                         # To the client, no database URL.
                         return _unavailable(

@@ -163,10 +163,11 @@ class FindCandidates:
         table = self.table
         hosts = table.hosts
         spec = state.spec
-        narrowed = []
+        narrowed: list[str] = []
 
         def keep(kept: Rows, why: str) -> Rows:
-            if len(kept) != len(rows):
+            # Said only in an explanation: no words for other requests.
+            if state.explain is not None and len(kept) != len(rows):
                 narrowed.append(f"{why}: {len(rows)} -> "
                                 f"{framework.hosts(len(kept), 'host')}")
             return kept

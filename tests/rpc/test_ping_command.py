@@ -12,8 +12,8 @@ import time
 import pytest
 import sqlalchemy as sa
 
+from placement import conf as conf_mod
 from placement.db import migration
-from rpc import server
 from tests.rpc import helpers
 from tests.rpc.service_process import Service
 
@@ -60,7 +60,7 @@ def test_ping_as_json(service):
     data = json.loads(out)
     answer = data["answer"]
     assert answer["host"] == service.host
-    assert answer["version"] == server._gantt_version()
+    assert answer["version"] == conf_mod.version()
     assert answer["uptime"] > 0
     assert answer["hosts"] == 0
     assert data["topic"] == service.topic
