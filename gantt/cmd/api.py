@@ -45,6 +45,7 @@ import tempfile
 import threading
 
 from gunicorn import arbiter as gunicorn_arbiter
+from gunicorn import errors as gunicorn_master_errors
 from gunicorn import util as gunicorn_util
 from gunicorn.app import base as gunicorn_base
 from gunicorn.http import errors as gunicorn_errors
@@ -227,10 +228,24 @@ class _Arbiter(gunicorn_arbiter.Arbiter):
     """gunicorn's master, which tells the service manager when it starts
     to stop (every way it stops goes through stop())."""
 
+    _stopping = False
+
     def stop(self, graceful=True):
+        self._stopping = True
         self.app.notifier.stopping("stopping: finishing the requests in "
                                    "progress")
         super().stop(graceful)
+
+    def reap_workers(self):
+        # While it stops because one worker failed to boot, the master
+        # reaps the others; a second boot failure must not escape halt()
+        # (it would end the service with 1, not gunicorn's 3).
+        while True:
+            try:
+                return super().reap_workers()
+            except gunicorn_master_errors.HaltServer:
+                if not self._stopping:
+                    raise
 
 
 def _worker_gone(arbiter, worker):

@@ -87,7 +87,7 @@ def test_placement_api_is_ready_when_its_workers_are(notify, tmp_path):
     port = free_port()
     process = _Process(
         [str(BIN / "gantt-placement-api"), "--port", str(port), "--db",
-         str(tmp_path / "placement.sqlite"), "--workers", "2"],
+         str(tmp_path / "placement.sqlite"), "--workers", "4"],
         notify, tmp_path)
     try:
         pid, message = _next(notify, process, "READY=1")
@@ -120,7 +120,7 @@ def test_placement_api_whose_workers_cannot_load_is_never_ready(
     process = _Process(
         [str(BIN / "gantt-placement-api"), "--config-file", str(conf),
          "--port", str(free_port()), "--db",
-         str(tmp_path / "placement.sqlite"), "--workers", "2"],
+         str(tmp_path / "placement.sqlite"), "--workers", "4"],
         notify, tmp_path)
     try:
         assert process.proc.wait(START_TIMEOUT) == 3, process.text()
