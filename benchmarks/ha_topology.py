@@ -8,7 +8,9 @@ joined by veth pairs to one bridge, on this machine only.
         net.heal("c1", "c2")
 
 Each host gets 10.77.0.<10 + its position>/24 and the bridge
-10.77.0.1; nothing is routed out of the bridge. Partitions are iptables
+10.77.0.1 (the root namespace: HAProxy and the machine's RabbitMQ are
+reached there); nothing is routed out of the bridge. ``name`` and
+``network`` keep two topologies on one machine apart. Partitions are iptables
 DROP rules inside the namespaces, so that a process keeps its sockets
 and sees its peer go silent, as on a real network. Needs root (CI runs
 as root).
@@ -16,8 +18,7 @@ as root).
 
 import subprocess
 
-PREFIX = "gantt-"
-BRIDGE = "gantt-br0"
+NAME = "gantt"
 NETWORK = "10.77.0"
 
 
@@ -27,33 +28,44 @@ def _ip(*args, check=True):
 
 
 class Topology:
-    def __init__(self, hosts):
+    def __init__(self, hosts, name=NAME, network=NETWORK):
         self.hosts = list(hosts)
+        self.name = name
+        self.network = network
+        self.bridge = f"{name}-br0"
+        # The root namespace's address on the bridge.
+        self.gateway = f"{network}.1"
 
     def namespace(self, host):
-        return PREFIX + host
+        return f"{self.name}-{host}"
 
     def address(self, host):
-        return f"{NETWORK}.{10 + self.hosts.index(host) + 1}"
+        if host is None:
+            return self.gateway
+        return f"{self.network}.{10 + self.hosts.index(host) + 1}"
+
+    def _veth(self, host, side):
+        return f"{self.name[:3]}{side}-{host}"[:15]
 
     def __enter__(self):
         self.tear_down()  # what an interrupted run left behind
-        _ip("link", "add", BRIDGE, "type", "bridge")
-        _ip("addr", "add", f"{NETWORK}.1/24", "dev", BRIDGE)
-        _ip("link", "set", BRIDGE, "up")
+        _ip("link", "add", self.bridge, "type", "bridge")
+        _ip("addr", "add", f"{self.gateway}/24", "dev", self.bridge)
+        _ip("link", "set", self.bridge, "up")
         for host in self.hosts:
             ns = self.namespace(host)
-            outside, inside = f"gv-{host}"[:15], "eth0"
+            outside, inside = self._veth(host, "v"), "eth0"
+            peer = self._veth(host, "p")
             _ip("netns", "add", ns)
             _ip("link", "add", outside, "type", "veth", "peer", "name",
-                f"gp-{host}"[:15])
-            _ip("link", "set", f"gp-{host}"[:15], "netns", ns)
-            _ip("-n", ns, "link", "set", f"gp-{host}"[:15], "name", inside)
+                peer)
+            _ip("link", "set", peer, "netns", ns)
+            _ip("-n", ns, "link", "set", peer, "name", inside)
             _ip("-n", ns, "addr", "add", f"{self.address(host)}/24", "dev",
                 inside)
             _ip("-n", ns, "link", "set", inside, "up")
             _ip("-n", ns, "link", "set", "lo", "up")
-            _ip("link", "set", outside, "master", BRIDGE)
+            _ip("link", "set", outside, "master", self.bridge)
             _ip("link", "set", outside, "up")
         return self
 
@@ -63,8 +75,8 @@ class Topology:
     def tear_down(self):
         for host in self.hosts:
             _ip("netns", "del", self.namespace(host), check=False)
-            _ip("link", "del", f"gv-{host}"[:15], check=False)
-        _ip("link", "del", BRIDGE, check=False)
+            _ip("link", "del", self._veth(host, "v"), check=False)
+        _ip("link", "del", self.bridge, check=False)
 
     def command(self, host, argv):
         """``argv`` as run inside ``host``'s namespace."""
@@ -93,3 +105,29 @@ class Topology:
                          "-j", "DROP"], check=False)
             self.run(a, ["iptables", "-D", "OUTPUT", "-d", self.address(b),
                          "-j", "DROP"], check=False)
+
+    def _block_rules(self, address, port):
+        if address is None and port is None:
+            # Everything on the wire; the namespace's loopback still works.
+            return [["OUTPUT", "-o", "eth0"], ["INPUT", "-i", "eth0"]]
+        out, back = ["OUTPUT"], ["INPUT"]
+        if address is not None:
+            out += ["-d", address]
+            back += ["-s", address]
+        if port is not None:
+            out += ["-p", "tcp", "--dport", str(port)]
+            back += ["-p", "tcp", "--sport", str(port)]
+        return [out, back]
+
+    def block(self, host, address=None, port=None):
+        """Inside ``host``: drop its traffic to and from ``address``
+        (default: every address; the gateway is the root namespace) and
+        ``port`` (default: every port). With neither, the host is cut
+        off from the bridge entirely."""
+        for rule in self._block_rules(address, port):
+            self.run(host, ["iptables", "-I", *rule, "-j", "DROP"])
+
+    def unblock(self, host, address=None, port=None):
+        for rule in self._block_rules(address, port):
+            self.run(host, ["iptables", "-D", *rule, "-j", "DROP"],
+                     check=False)
