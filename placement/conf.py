@@ -65,6 +65,17 @@ DATABASE_OPTS = [
         help="Seconds a write waits for a lock held by another writer "
              "before it fails (SQLite busy timeout; lock wait timeout on "
              "MySQL)."),
+    cfg.IntOpt(
+        "wsrep_sync_wait",
+        default=1,
+        min=0,
+        max=15,
+        help="On a MariaDB Galera node: the session's wsrep_sync_wait. 1 "
+             "makes each read wait until this node has applied every "
+             "write committed anywhere in the cluster before it began, so "
+             "that a process reads what another controller wrote through "
+             "another node (or before a failover). 0 leaves the server's "
+             "setting. Ignored on servers without Galera."),
     cfg.StrOpt(
         "sqlite_synchronous",
         default="NORMAL",

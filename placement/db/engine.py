@@ -55,6 +55,7 @@ def create_engine(conf, url=None):
         options["connect_args"] = {"charset": "utf8mb4"}
         engine = sa.create_engine(url, **options)
         timeout = db.busy_timeout
+        sync_wait = db.wsrep_sync_wait
 
         @event.listens_for(engine, "connect")
         def _mysql_session(dbapi_conn, record):
@@ -62,8 +63,39 @@ def create_engine(conf, url=None):
                 cur.execute("SET SESSION innodb_lock_wait_timeout = %d"
                             % timeout)
                 cur.execute("SET SESSION sql_mode = 'TRADITIONAL'")
-        return engine
-    return sa.create_engine(url, **options)
+                if sync_wait and _galera_node(cur):
+                    cur.execute("SET SESSION wsrep_sync_wait = %d"
+                                % sync_wait)
+    else:
+        engine = sa.create_engine(url, **options)
+    event.listen(engine, "handle_error", _server_cannot_serve)
+    return engine
+
+
+def _galera_node(cursor):
+    cursor.execute("SHOW VARIABLES LIKE 'wsrep_on'")
+    row = cursor.fetchone()
+    return row is not None and str(row[1]).upper() == "ON"
+
+
+# Errors of a server that is up but cannot serve this connection: a
+# Galera node outside the primary component (MySQL 1047, "WSREP has not
+# yet prepared node for application use"), a PostgreSQL standby or
+# demoted primary refusing a write (25006, read-only transaction). The
+# statement did not run; another connection may reach a server that can
+# (HAProxy moves new ones), so the pool drops its connections and the
+# store retries as after a lost connection.
+_MYSQL_CANNOT_SERVE = (1047,)
+_PG_CANNOT_SERVE = ("25006",)
+
+
+def _server_cannot_serve(context):
+    orig = context.original_exception
+    state = getattr(orig, "sqlstate", None) or getattr(orig, "pgcode", None)
+    args = getattr(orig, "args", None) or ()
+    if state in _PG_CANNOT_SERVE or (
+            args and args[0] in _MYSQL_CANNOT_SERVE):
+        context.is_disconnect = True
 
 
 def _sqlite_engine(url, db):

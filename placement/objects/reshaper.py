@@ -22,8 +22,13 @@ def reshape(txn, new_inventories, writes, reserved_can_be_total=True):
     (a stale generation, inventory still in use, an allocation that does
     not fit) leaves everything as it was."""
     # Locked, not merely read: a claim committing between this check and
-    # the inventory writes below would otherwise go unseen (they write
-    # without a generation, as Placement's reshaper does).
+    # the inventory writes below would otherwise go unseen. On a Galera
+    # cluster the lock holds only on this node; a claim through another
+    # node writes the same provider row, so either certification refuses
+    # one of the two at COMMIT or the claim's replication aborts this
+    # transaction (both error 1213, retried from fresh reads). The first
+    # write of each provider with new inventories is moreover a
+    # compare-and-set from the generation the caller gave.
     locked = providers.lock_generations(txn, new_inventories)
     checked = {}
     for rp_uuid, (generation, invs) in new_inventories.items():
@@ -34,16 +39,16 @@ def reshape(txn, new_inventories, writes, reserved_can_be_total=True):
         providers.check_generation(provider, generation)
         for inv in invs:
             inv.check(provider.uuid, reserved_can_be_total)
-        checked[provider.uuid] = invs
-    for rp_uuid, invs in checked.items():
+        checked[provider.uuid] = (generation, invs)
+    for rp_uuid, (generation, invs) in checked.items():
         if not invs:
             continue
         _, current = inventories.get_all(txn, rp_uuid)
         widened = dict(current)
         widened.update({inv.resource_class: inv for inv in invs})
-        inventories.replace_all(txn, rp_uuid, None, list(widened.values()),
-                                reserved_can_be_total)
+        inventories.replace_all(txn, rp_uuid, generation,
+                                list(widened.values()), reserved_can_be_total)
     allocations.replace(txn, writes)
-    for rp_uuid, invs in checked.items():
+    for rp_uuid, (_, invs) in checked.items():
         inventories.replace_all(txn, rp_uuid, None, invs,
                                 reserved_can_be_total)
