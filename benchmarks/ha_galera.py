@@ -74,7 +74,12 @@ class GaleraCluster:
         first = self.hosts[0]
         self.root.mkdir(parents=True, exist_ok=True)
         self.root.chmod(0o755)
-        self.root.parent.chmod(0o755)
+        # mysql must reach the data directories: let others search the
+        # parents (adding the bit only: /tmp keeps its sticky bit).
+        for parent in self.root.parents:
+            mode = parent.stat().st_mode
+            if not mode & 0o001:
+                parent.chmod(mode | 0o005)
         for host in self.hosts:
             self._datadir(host).mkdir(parents=True, exist_ok=True)
         subprocess.run(
@@ -139,6 +144,19 @@ class GaleraCluster:
                 raise RuntimeError(f"node {host} not in a cluster of {size} "
                                    f"after {timeout} s")
             time.sleep(0.5)
+
+    def kill(self, host):
+        """SIGKILL ``host``'s node (a crash: the others carry on)."""
+        proc = self.procs.get(host)
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+    def restart(self, host, timeout=120):
+        """Start ``host``'s node again; it rejoins by state transfer.
+        Returns once it is part of the full cluster again."""
+        self._start_node(host)
+        return self._wait(host, len(self.hosts), timeout)
 
     def stop(self):
         for host in reversed(self.hosts):

@@ -168,6 +168,19 @@ class PostgresPair:
         self._wait(primary, lambda host: self._streaming(host, standby),
                    timeout)
 
+    def make_synchronous(self):
+        """Commits on the primary wait until the standby has them
+        (synchronous_standby_names = '*'): what a failover that must not
+        lose a claim needs; the primary then blocks while it has no
+        standby."""
+        with self.connect(self.primary) as conn:
+            conn.execute("ALTER SYSTEM SET synchronous_standby_names = '*'")
+            conn.execute("SELECT pg_reload_conf()")
+        _wait_for(lambda: any(
+            row.get("sync_state") == "sync"
+            for row in self.status(self.primary)["senders"]),
+            30, "the standby to become synchronous")
+
     def _argv(self, host):
         return [str(BIN / "postgres"), "-D", str(self._datadir(host)),
                 "-c", f"listen_addresses={self.net.address(host)}",

@@ -275,9 +275,9 @@ class HostInfoEndpoint:
 class StatusEndpoint:
     """gantt's ``ping``: answered from memory, cheap enough to ask any
     time (namespace ``gantt``; version 1.1 adds it to 1.0's
-    update_host_info)."""
+    update_host_info), and ``view`` (1.2): what the process believes."""
 
-    target = oslo_messaging.Target(namespace="gantt", version="1.1")
+    target = oslo_messaging.Target(namespace="gantt", version="1.2")
 
     def __init__(self, scheduler, clock=time.monotonic):
         self._scheduler = scheduler
@@ -296,6 +296,18 @@ class StatusEndpoint:
                 "version": placement_conf.version(),
                 "uptime": round(self._clock() - self._started, 3),
                 "hosts": None if hosts is None else len(hosts)}
+
+    def view(self, ctxt):
+        """(1.2) {"host", "pid", "usage", "instances"}: this process's
+        provider usage and instances per host, read up to date first
+        (Scheduler.view), to compare with the database."""
+        conf = getattr(self._scheduler, "conf", None)
+        found = self._scheduler.view()
+        return {"host": getattr(conf, "host", None) or socket.gethostname(),
+                "pid": os.getpid(),
+                "usage": {uuid: {str(rc): used for rc, used in per.items()}
+                          for uuid, per in found["usage"].items()},
+                "instances": found["instances"]}
 
 
 def _write_host_info(txn, host, nodename, node_uuid, report, service, at):

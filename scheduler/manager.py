@@ -298,6 +298,28 @@ class Scheduler:
             self._conn = self.store.engine.connect()
         return self.store.pinned(self._conn)
 
+    def view(self) -> dict[str, Any]:
+        """What this process believes, brought up to date first: the
+        usage of each provider by resource class id ({provider uuid:
+        {class id: used}}, only what is in use) and the instances of each
+        host; for comparing with the database (benchmarks.ha_run)."""
+        with self._lock, self.table.lock, self._pinned():
+            self.sync()
+            index = self.engine.index
+            usage: dict[str, dict[int, int]] = {}
+            for row in range(index.size):
+                if not index.alive[row]:
+                    continue
+                used = {int(index.col_rc[col]): int(value)
+                        for col, value in enumerate(index.used[row])
+                        if value}
+                if used:
+                    usage[index.uuids[row]] = used
+            instances = {host: sorted(held)
+                         for host, held in self.table.instances.items()
+                         if held}
+        return {"usage": usage, "instances": instances}
+
     def host_state_age(self) -> float | None:
         """Seconds since the host state last read its source (Nova's
         databases) completely; None with gantt's own host records, which

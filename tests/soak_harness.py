@@ -310,19 +310,7 @@ class Soak:
 
     def over_commits(self):
         """(provider, class, used, capacity) beyond capacity."""
-        with self.store.engine.connect() as conn:
-            rows = conn.exec_driver_sql(
-                "SELECT i.resource_provider_id, i.resource_class_id, "
-                "COALESCE(SUM(a.used), 0), i.total, i.reserved, "
-                "i.allocation_ratio FROM inventories i LEFT JOIN "
-                "allocations a ON a.resource_provider_id = "
-                "i.resource_provider_id AND a.resource_class_id = "
-                "i.resource_class_id GROUP BY i.resource_provider_id, "
-                "i.resource_class_id, i.total, i.reserved, "
-                "i.allocation_ratio").all()
-        return [(rp, rc, int(used), (total - reserved) * ratio)
-                for rp, rc, used, total, reserved, ratio in rows
-                if int(used) > (total - reserved) * ratio]
+        return over_commits(self.store.engine)
 
     def lost_claims(self):
         """Instances the clients know whose allocation is not on their
@@ -378,6 +366,24 @@ class Soak:
             "unexplained_known_to_clients": len(known),
             "leaked_after_heal": len(second.findings),
         }
+
+
+def over_commits(engine):
+    """(provider id, class id, used, capacity) of every inventory whose
+    allocations exceed its capacity."""
+    with engine.connect() as conn:
+        rows = conn.exec_driver_sql(
+            "SELECT i.resource_provider_id, i.resource_class_id, "
+            "COALESCE(SUM(a.used), 0), i.total, i.reserved, "
+            "i.allocation_ratio FROM inventories i LEFT JOIN "
+            "allocations a ON a.resource_provider_id = "
+            "i.resource_provider_id AND a.resource_class_id = "
+            "i.resource_class_id GROUP BY i.resource_provider_id, "
+            "i.resource_class_id, i.total, i.reserved, "
+            "i.allocation_ratio").all()
+    return [(rp, rc, int(used), (total - reserved) * ratio)
+            for rp, rc, used, total, reserved, ratio in rows
+            if int(used) > (total - reserved) * ratio]
 
 
 def _kind(exc):

@@ -80,12 +80,14 @@ def _galera_node(cursor):
 
 # Errors of a server that is up but cannot serve this connection: a
 # Galera node outside the primary component (MySQL 1047, "WSREP has not
-# yet prepared node for application use"), a PostgreSQL standby or
-# demoted primary refusing a write (25006, read-only transaction). The
-# statement did not run; another connection may reach a server that can
-# (HAProxy moves new ones), so the pool drops its connections and the
-# store retries as after a lost connection.
-_MYSQL_CANNOT_SERVE = (1047,)
+# yet prepared node for application use"; 1180 when that is found at
+# COMMIT, whose write set then never replicated), a PostgreSQL standby
+# or demoted primary refusing a write (25006, read-only transaction).
+# Another connection may reach a server that can (HAProxy moves new
+# ones), so the pool drops its connections and the store retries as
+# after a lost connection (a failed COMMIT: once it has looked up
+# whether the write's change-log rows exist).
+_MYSQL_CANNOT_SERVE = (1047, 1180)
 _PG_CANNOT_SERVE = ("25006",)
 
 

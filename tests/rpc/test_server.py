@@ -4,6 +4,7 @@ sending the primitives a Nova conductor sends."""
 
 import json
 import logging
+import os
 import pathlib
 import sys
 import types
@@ -14,7 +15,7 @@ import pytest
 
 from placement import direct
 from placement.db import store as store_mod
-from rpc import errors
+from rpc import errors, serializer
 from rpc import server as server_mod
 from scheduler import host_reads, host_records, manager
 from tests.rpc import helpers
@@ -558,3 +559,46 @@ def test_update_host_info_errors_change_nothing(in_process, caplog, args,
     assert (host_reads.compute_nodes(in_process.store),
             host_reads.services(in_process.store)) == before
     assert _server_tracebacks(caplog) == []
+
+
+# -- view (gantt 1.2) -----------------------------------------------------
+
+
+def _usage_in_database(store):
+    with store.engine.connect() as conn:
+        rows = conn.exec_driver_sql(
+            "SELECT rp.uuid, a.resource_class_id, SUM(a.used) "
+            "FROM allocations a JOIN resource_providers rp "
+            "ON a.resource_provider_id = rp.id "
+            "GROUP BY rp.uuid, a.resource_class_id").all()
+    usage = {}
+    for uuid, rc, used in rows:
+        if used:
+            usage.setdefault(uuid, {})[str(rc)] = int(used)
+    return usage
+
+
+def test_view_is_the_process_belief_and_equals_the_database(
+        in_process, tmp_path):
+    first = str(uuidlib.uuid4())
+    [[chosen]] = _select(in_process.client(), "4.5", uuids=[first],
+                         return_objects=True, return_alternates=False)
+    host = chosen["nova_object.data"]["service_host"]
+    host_records.update_instance_info(in_process.store, host, [first])
+    # Another process's claim: a store of its own on the same file.
+    other = store_mod.Store.open(in_process.store.conf)
+    try:
+        view_before = in_process.client(
+            version="1.2", namespace="gantt").call(CTX, "view")
+        manager.Scheduler(in_process.store.conf, store=other).schedule(
+            serializer.request_spec_from_primitive(
+                helpers.request_spec(vcpus=2)), [str(uuidlib.uuid4())])
+    finally:
+        other.dispose()
+    view = in_process.client(version="1.2", namespace="gantt").call(
+        CTX, "view")
+    expected = _usage_in_database(in_process.store)
+    assert view["usage"] == expected
+    assert view["usage"] != view_before["usage"]  # it read the other claim
+    assert view["instances"][host] == [first]
+    assert view["pid"] == os.getpid()
