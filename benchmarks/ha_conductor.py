@@ -10,10 +10,12 @@ requests and of anti-affinity server groups (one request places a whole
 group); once placed, each instance is cast to the schedulers
 (update_instance_info, as its compute would); a delete removes its
 allocations through the placement API (HAProxy's address) and casts
-delete_instance_info. Every call is recorded with its start, end and
-outcome; at the end FILE gets JSON: the calls, the instances the client
-holds live (host, compute node, group), the instances whose fate a
-failed call leaves unknown, and the groups.
+delete_instance_info; at the end each host's instances are cast once
+more (sync_instance_info, as computes do periodically). Every call is
+recorded with its start, end and outcome; at the end FILE gets JSON:
+the calls, the instances the client holds live (host, compute node,
+group), the instances whose fate a failed call leaves unknown, and the
+groups.
 """
 
 import argparse
@@ -47,6 +49,7 @@ class Conductor:
         self.live = {}  # uuid -> [host, node, group or None]
         self.unknown = set()  # a failed call may or may not have claimed
         self.groups = {}  # group uuid -> member uuids
+        self.hosts_seen = set()
         self.stop = threading.Event()
 
     def _record(self, kind, started, failure, count=1):
@@ -101,6 +104,7 @@ class Conductor:
                 chosen = per_instance[0]
                 self.live[uuid] = [chosen.service_host,
                                    chosen.compute_node_uuid, group]
+                self.hosts_seen.add(chosen.service_host)
             if group:
                 self.groups[group] = uuids
         for uuid, per_instance in zip(uuids, answer, strict=True):
@@ -157,6 +161,16 @@ class Conductor:
         for thread in threads:
             thread.join(120)
 
+    def sync_hosts(self):
+        """What each compute does now and then (Nova's
+        scheduler_instance_sync_interval): tell the schedulers every
+        instance it holds, which heals casts the broker lost."""
+        on_host = {host: [] for host in self.hosts_seen}
+        for uuid, (host, _, _) in self.live.items():
+            on_host.setdefault(host, []).append(uuid)
+        for host, uuids in sorted(on_host.items()):
+            self._cast("sync_instance_info", host, uuids)
+
     def result(self):
         return {"calls": self.calls, "live": self.live,
                 "unknown": sorted(self.unknown), "groups": self.groups}
@@ -185,6 +199,7 @@ def main(argv=None):
         args.placement)
     try:
         conductor.run(args.seconds, args.clients)
+        conductor.sync_hosts()
     finally:
         transport.cleanup()
     with open(args.out, "w") as out:

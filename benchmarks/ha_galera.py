@@ -60,7 +60,7 @@ class GaleraCluster:
             f"--wsrep-cluster-address=gcomm://{peers}",
             f"--wsrep-node-address={self.net.address(host)}",
             f"--wsrep-node-name={host}", "--wsrep-cluster-name=gantt",
-            "--wsrep-sst-method=rsync",
+            "--wsrep-sst-method=rsync", "--skip-name-resolve",
         ]
         config = base / "my.cnf"
         config.write_text("[mysqld]\n" + "".join(

@@ -116,6 +116,10 @@ class HAProxy:
                 # evicts a lost node: a slow answer is not a dead API.
                 timeout check 10s
                 option httpchk GET /healthcheck
+                # A request per server connection: reusing one the API
+                # is closing at that instant answers 502.
+                option http-server-close
+                http-reuse never
                 retry-on conn-failure empty-response
                 retries 3
                 option redispatch

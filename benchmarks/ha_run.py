@@ -272,18 +272,14 @@ class Run:
               f"{host}'s services back")
 
     def _gantt_pids(self, host):
-        found = subprocess.run(["ip", "netns", "pids",
-                                self.net.namespace(host)],
-                               capture_output=True, text=True).stdout.split()
+        """The processes of ``host``'s gantt services: the two started
+        and every process under them (workers)."""
         pids = []
-        for pid in map(int, found):
-            try:
-                cmdline = pathlib.Path(f"/proc/{pid}/cmdline").read_bytes()
-            except OSError:
-                continue
-            if b"gantt" in cmdline and b"mariadbd" not in cmdline and (
-                    b"postgres" not in cmdline.split(b"\0")[0]):
-                pids.append(pid)
+        todo = [self.procs[host, role].pid for role in ("api", "scheduler")]
+        while todo:
+            pid = todo.pop()
+            pids.append(pid)
+            todo.extend(soak_harness._children(pid))
         return pids
 
     def partition_controller(self, host="c3"):
@@ -387,6 +383,9 @@ class Run:
         self._stop_sampling.set()
         sampler.join(15)
         self.ended = time.monotonic()
+        # The conductor's last casts (sync_instance_info) are applied
+        # asynchronously by the schedulers.
+        time.sleep(3.0)
         return json.loads(out.read_text())
 
     # -- what happened --------------------------------------------------------
@@ -461,6 +460,16 @@ class Run:
         differing = [pid for pid, view in views.items()
                      if view["usage"] != usage
                      or view["instances"] != dict(records)]
+        view_diffs = {}
+        for pid in differing:
+            view = views[pid]
+            view_diffs[f"{view['host']}/{pid}"] = {
+                "providers_off": sorted(
+                    u for u in set(view["usage"]) | set(usage)
+                    if view["usage"].get(u) != usage.get(u))[:5],
+                "instances_off": sorted(
+                    set(_pairs(view["instances"])) ^ set(_pairs(records)))[:5],
+            }
         known = collections.defaultdict(set)
         for uuid, (host, _, _) in live.items():
             known[host].add(uuid)
@@ -479,6 +488,9 @@ class Run:
             "scheduler_workers_asked": len(views),
             "scheduler_views_differing_from_database": len(differing),
             "instance_records_differing_from_client": records_off,
+            "views_off": view_diffs,
+            "records_total": sum(len(v) for v in records.values()),
+            "allocations_without_live_instance_uuids": unexplained[:10],
         }
 
     def figures(self, load):
@@ -556,6 +568,11 @@ class Run:
             self.pair.stop()
         if self.net is not None:
             self.net.__exit__(None, None, None)
+
+
+def _pairs(instances):
+    return [(host, uuid) for host, uuids in instances.items()
+            for uuid in uuids]
 
 
 def _wait(predicate, timeout, what):
