@@ -99,6 +99,10 @@ class Conductor:
             self._record(kind, started, type(exc).__name__, count)
             return
         self._record(kind, started, None, count)
+        # Built, its compute reports it; only then can it be deleted.
+        for uuid, per_instance in zip(uuids, answer, strict=True):
+            self._cast("update_instance_info", per_instance[0].service_host,
+                       [uuid])
         with self.lock:
             for uuid, per_instance in zip(uuids, answer, strict=True):
                 chosen = per_instance[0]
@@ -107,9 +111,6 @@ class Conductor:
                 self.hosts_seen.add(chosen.service_host)
             if group:
                 self.groups[group] = uuids
-        for uuid, per_instance in zip(uuids, answer, strict=True):
-            self._cast("update_instance_info", per_instance[0].service_host,
-                       [uuid])
 
     def _cast(self, method, host, arg):
         started = time.monotonic()

@@ -383,9 +383,6 @@ class Run:
         self._stop_sampling.set()
         sampler.join(15)
         self.ended = time.monotonic()
-        # The conductor's last casts (sync_instance_info) are applied
-        # asynchronously by the schedulers.
-        time.sleep(3.0)
         return json.loads(out.read_text())
 
     # -- what happened --------------------------------------------------------
@@ -417,8 +414,10 @@ class Run:
             transport.cleanup()
         return found
 
-    def invariants(self, load):
-        views = self.views()
+    def _database(self):
+        """(over-committed inventories, [(consumer, provider)] of the
+        allocations, usage {provider: {class id: used}}, instance records
+        {host: [uuid]}), read through the admin URL."""
         engine = sa.create_engine(self.admin_url())
         try:
             over = soak_harness.over_commits(engine)
@@ -443,6 +442,42 @@ class Run:
                     records[host].append(uuid)
         finally:
             engine.dispose()
+        return over, rows, usage, dict(records)
+
+    def _state_off(self, load):
+        """The views and database read once: (views, database, the
+        workers whose view differs from the database, instance records
+        differing from the client's)."""
+        views = self.views()
+        database = self._database()
+        _, _, usage, records = database
+        differing = [pid for pid, view in views.items()
+                     if view["usage"] != usage
+                     or view["instances"] != records]
+        unknown = set(load["unknown"])
+        known = collections.defaultdict(set)
+        for uuid, (host, _, _) in load["live"].items():
+            known[host].add(uuid)
+        records_off = sum(
+            len((set(records.get(h, ())) ^ known.get(h, set())) - unknown)
+            for h in set(records) | set(known))
+        return views, database, differing, records_off
+
+    def invariants(self, load, settle=90.0):
+        """Checked once the schedulers have applied what they were sent:
+        the fanout casts each worker applies in its own time (one that
+        stalled through a failover is behind the others), so the views
+        and records are read again until they agree, up to ``settle``
+        seconds."""
+        began = time.monotonic()
+        while True:
+            views, database, differing, records_off = self._state_off(load)
+            if (not differing and not records_off) or (
+                    time.monotonic() - began > settle):
+                break
+            time.sleep(3.0)
+        settled = round(time.monotonic() - began, 1)
+        over, rows, usage, records = database
         held = collections.defaultdict(set)
         for consumer, provider in rows:
             held[consumer].add(provider)
@@ -457,9 +492,6 @@ class Run:
         for members in load["groups"].values():
             hosts = [live[m][0] for m in members if m in live]
             violations += len(hosts) - len(set(hosts))
-        differing = [pid for pid, view in views.items()
-                     if view["usage"] != usage
-                     or view["instances"] != dict(records)]
         view_diffs = {}
         for pid in differing:
             view = views[pid]
@@ -467,15 +499,11 @@ class Run:
                 "providers_off": sorted(
                     u for u in set(view["usage"]) | set(usage)
                     if view["usage"].get(u) != usage.get(u))[:5],
-                "instances_off": sorted(
-                    set(_pairs(view["instances"])) ^ set(_pairs(records)))[:5],
+                "only_in_view": sorted(
+                    set(_pairs(view["instances"])) - set(_pairs(records)))[:5],
+                "only_in_database": sorted(
+                    set(_pairs(records)) - set(_pairs(view["instances"])))[:5],
             }
-        known = collections.defaultdict(set)
-        for uuid, (host, _, _) in live.items():
-            known[host].add(uuid)
-        records_off = sum(
-            len((set(records.get(h, ())) ^ known.get(h, set())) - unknown)
-            for h in set(records) | set(known))
         return {
             "over_capacity": len(over),
             "live_instances": len(live),
@@ -488,8 +516,8 @@ class Run:
             "scheduler_workers_asked": len(views),
             "scheduler_views_differing_from_database": len(differing),
             "instance_records_differing_from_client": records_off,
+            "settled_after_s": settled,
             "views_off": view_diffs,
-            "records_total": sum(len(v) for v in records.values()),
             "allocations_without_live_instance_uuids": unexplained[:10],
         }
 
