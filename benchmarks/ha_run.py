@@ -374,9 +374,14 @@ class Run:
             time.sleep(max(0.0, self.began + step * index
                            - time.monotonic()))
             began = time.monotonic()
+            print(f"ha_run: {name} at {began - self.began:.1f} s",
+                  file=sys.stderr, flush=True)
             getattr(self, name)()
             self.timeline.append({"fault": name, "began": began,
                                   "ended": time.monotonic()})
+            print(f"ha_run: {name} over after "
+                  f"{time.monotonic() - began:.1f} s", file=sys.stderr,
+                  flush=True)
         if client.wait(self.seconds + 300) != 0:
             raise RuntimeError("the conductor failed: "
                                + _tail(self.root / "client.out"))
@@ -547,9 +552,11 @@ class Run:
                 "fault": fault["fault"],
                 "at_s": round(fault["began"] - self.began, 1),
                 "took_s": round(fault["ended"] - fault["began"], 1),
-                "longest_call_s": round(max(
-                    (c["ended"] - c["started"] for c in during),
-                    default=0.0), 2),
+                # The stall: the longest call that overlapped the fault
+                # and still succeeded (a failed one is in "failed").
+                "longest_stall_s": round(max(
+                    (c["ended"] - c["started"] for c in during
+                     if not c["failure"]), default=0.0), 2),
                 "recovery_s": (round(after[0] - fault["ended"], 2)
                                if after else None),
                 # A call that spans two faults counts for the first.

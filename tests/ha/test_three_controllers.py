@@ -6,8 +6,9 @@ multi-instance, anti-affinity groups) and deletes instances over
 RabbitMQ while a controller is SIGKILLed (and started again) and then
 one Galera node is cut off from the other two.
 
-Every invariant is checked against the database at the end; the only
-calls allowed to fail are the ones in flight when a fault struck.
+Every invariant is checked against the database at the end, each
+scheduler worker's view included; the only calls allowed to fail are
+the ones in flight when a fault struck.
 
 Needs root and Debian's galera-4, haproxy and iptables (installed with
 apt-get when missing). Without root: a failure under CI=true, a skip
@@ -48,8 +49,12 @@ def test_claims_stay_correct_through_a_killed_controller_and_a_minority():
     for name in ("over_capacity", "live_without_allocation",
                  "allocations_without_live_instance",
                  "consumers_on_two_hosts", "generations_moved_back",
-                 "anti_affinity_violations"):
+                 "anti_affinity_violations",
+                 "scheduler_views_differing_from_database",
+                 "instance_records_differing_from_client"):
         assert invariants[name] == 0, name
+    # Every worker of the three controllers answered with its view.
+    assert invariants["scheduler_workers_asked"] == 6
     assert figures["failed_outside_faults"] == []
     assert [f["fault"] for f in figures["faults"]] == FAULTS
     for fault in figures["faults"]:
