@@ -10,7 +10,9 @@ requests and of anti-affinity server groups (one request places a whole
 group); once placed, each instance is cast to the schedulers
 (update_instance_info, as its compute would); a delete removes its
 allocations through the placement API (HAProxy's address) and casts
-delete_instance_info; at the end each host's instances are cast once
+delete_instance_info; the instances of a create that failed (a timeout:
+its answer lost, perhaps after a claim) are deleted as a user deletes
+an instance in ERROR; at the end each host's instances are cast once
 more (sync_instance_info, as computes do periodically). Every call is
 recorded with its start, end and outcome; at the end FILE gets JSON:
 the calls, the instances the client holds live (host, compute node,
@@ -89,14 +91,12 @@ class Conductor:
             self._record(kind, started, "NoValidHost", count)
             return
         except rpc_client.SchedulerTimeout:
-            with self.lock:
-                self.unknown.update(uuids)
             self._record(kind, started, "timeout", count)
+            self._clean_up(uuids)
             return
         except Exception as exc:  # counted by kind
-            with self.lock:
-                self.unknown.update(uuids)
             self._record(kind, started, type(exc).__name__, count)
+            self._clean_up(uuids)
             return
         self._record(kind, started, None, count)
         # Built, its compute reports it; only then can it be deleted.
@@ -111,6 +111,31 @@ class Conductor:
                 self.hosts_seen.add(chosen.service_host)
             if group:
                 self.groups[group] = uuids
+
+    def _clean_up(self, uuids):
+        """A build whose scheduling failed: the instances end in ERROR
+        and are deleted, which removes whatever the scheduler may have
+        claimed for them before its answer was lost. One that cannot be
+        deleted stays unknown."""
+        for uuid in uuids:
+            started = time.monotonic()
+            failure = "not tried"
+            for _ in range(5):
+                try:
+                    answer = requests.delete(
+                        f"{self.placement}/allocations/{uuid}",
+                        headers=HEADERS, timeout=60)
+                    failure = (None if answer.status_code in (204, 404)
+                               else f"HTTP {answer.status_code}")
+                except requests.RequestException as exc:
+                    failure = type(exc).__name__
+                if failure is None:
+                    break
+                time.sleep(1.0)
+            self._record("clean_up", started, failure)
+            if failure:
+                with self.lock:
+                    self.unknown.add(uuid)
 
     def _cast(self, method, host, arg):
         started = time.monotonic()
