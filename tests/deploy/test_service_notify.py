@@ -87,7 +87,7 @@ def test_placement_api_is_ready_when_its_workers_are(notify, tmp_path):
     port = free_port()
     process = _Process(
         [str(BIN / "gantt-placement-api"), "--port", str(port), "--db",
-         str(tmp_path / "placement.sqlite"), "--workers", "4"],
+         str(tmp_path / "placement.sqlite"), "--workers", "2"],
         notify, tmp_path)
     try:
         pid, message = _next(notify, process, "READY=1")
