@@ -74,12 +74,7 @@ class GaleraCluster:
         first = self.hosts[0]
         self.root.mkdir(parents=True, exist_ok=True)
         self.root.chmod(0o755)
-        # mysql must reach the data directories: let others search the
-        # parents (adding the bit only: /tmp keeps its sticky bit).
-        for parent in self.root.parents:
-            mode = parent.stat().st_mode
-            if not mode & 0o001:
-                parent.chmod(mode | 0o005)
+        ha_topology.open_parents(self.root)
         for host in self.hosts:
             self._datadir(host).mkdir(parents=True, exist_ok=True)
         subprocess.run(

@@ -136,12 +136,7 @@ class PostgresPair:
         primary, standby = self.primary, self.standby
         self.root.mkdir(parents=True, exist_ok=True)
         self.root.chmod(0o755)
-        # The postgres user must reach the scratch directory: let others
-        # search its parents (adding the bit only: /tmp keeps its own).
-        for parent in self.root.parents:
-            mode = parent.stat().st_mode
-            if not mode & 0o001:
-                parent.chmod(mode | 0o005)
+        ha_topology.open_parents(self.root)
         for host in self.hosts:
             self._base(host).mkdir(exist_ok=True)
             shutil.chown(self._base(host), USER, USER)

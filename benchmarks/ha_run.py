@@ -148,7 +148,7 @@ class Run:
             galera=CONTROLLERS if self.galera else None,
             postgres=None if self.galera else ["c1", "c2"])
         self.haproxy.start()
-        _wait(lambda: self._database_reachable(self.admin_url()), 60,
+        _wait(lambda: soak_harness.database_up(self.admin_url()), 60,
               "the database through HAProxy")
         conf = self.root / "admin.conf"
         conf.write_text(f"[placement_database]\nconnection = "
@@ -162,17 +162,6 @@ class Run:
         for host in CONTROLLERS:
             _wait(lambda h=host: self._controller_ready(h), 90,
                   f"the services of {host}")
-
-    def _database_reachable(self, url):
-        engine = sa.create_engine(url)
-        try:
-            with engine.connect() as conn:
-                conn.exec_driver_sql("SELECT 1")
-            return True
-        except sa.exc.DBAPIError:
-            return False
-        finally:
-            engine.dispose()
 
     def _admin_store(self):
         conf = databases.make_conf(self.admin_url())

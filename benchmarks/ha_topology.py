@@ -16,10 +16,21 @@ and sees its peer go silent, as on a real network. Needs root (CI runs
 as root).
 """
 
+import pathlib
 import subprocess
 
 NAME = "gantt"
 NETWORK = "10.77.0"
+
+
+def open_parents(path):
+    """Let other users (the servers' own: mysql, postgres) search the
+    directories above ``path``, adding the bit only (/tmp keeps its
+    sticky bit)."""
+    for parent in pathlib.Path(path).parents:
+        mode = parent.stat().st_mode
+        if not mode & 0o001:
+            parent.chmod(mode | 0o005)
 
 
 def _ip(*args, check=True):

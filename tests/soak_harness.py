@@ -246,15 +246,7 @@ class Soak:
                          what="the database server back")
 
     def _database_up(self):
-        engine = sa.create_engine(self.url)
-        try:
-            with engine.connect() as conn:
-                conn.exec_driver_sql("SELECT 1")
-            return True
-        except sa.exc.DBAPIError:
-            return False
-        finally:
-            engine.dispose()
+        return database_up(self.url)
 
     def kill_busy_worker(self):
         """SIGKILL the gantt-scheduler worker that used the most CPU over
@@ -366,6 +358,19 @@ class Soak:
             "unexplained_known_to_clients": len(known),
             "leaked_after_heal": len(second.findings),
         }
+
+
+def database_up(url):
+    """Whether the database at ``url`` answers a query now."""
+    engine = sa.create_engine(url)
+    try:
+        with engine.connect() as conn:
+            conn.exec_driver_sql("SELECT 1")
+        return True
+    except sa.exc.DBAPIError:
+        return False
+    finally:
+        engine.dispose()
 
 
 def over_commits(engine):
