@@ -21,12 +21,6 @@ def hosts_holding(table, uuids):
     return {where[u] for u in set(uuids) if u in where}
 
 
-def members_per_row(table, members, rows):
-    """Per row of ``rows``: how many of the instances ``members`` its host
-    holds."""
-    return table.instance_counts(members, rows)
-
-
 def split_values(value):
     """A comma-separated metadata value as a list, each item stripped (as
     Nova reads tenant ids and flavor names)."""

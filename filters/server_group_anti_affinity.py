@@ -14,9 +14,7 @@ POLICY = "anti-affinity"
 
 def _counts(request, rows):
     """Per row: group members on the host, this request's picks too."""
-    return (host_utils.members_per_row(request.table,
-                                       request.group.members, rows)
-            + request.chosen_count(rows))
+    return request.group_member_counts(rows) + request.chosen_count(rows)
 
 
 def _limit(group):

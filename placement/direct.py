@@ -22,6 +22,7 @@ from placement.db import store as store_mod
 from placement.objects import (
     aggregates,
     allocations,
+    consumer_groups,
     consumers,
     inventories,
     providers,
@@ -203,15 +204,19 @@ class PlacementDirect:
                         allocation_map: Mapping[Uuid, AllocationValue],
                         project_id: str, user_id: str,
                         consumer_generation: ConsumerGeneration = UNCHECKED,
-                        consumer_type: str | None = None) -> int | None:
+                        consumer_type: str | None = None,
+                        group: consumer_groups.GroupRule | None = None
+                        ) -> int | None:
         """Replace the consumer's allocations ({provider uuid: {rc: n}};
-        empty removes them). Returns the new consumer generation."""
+        empty removes them). Returns the new consumer generation.
+        ``group``: the consumer group it joins, whose rule the write
+        keeps (placement.objects.consumer_groups)."""
         write = allocations.ConsumerAllocations(
             consumer_uuid,
             {rp: as_resources(a) for rp, a in allocation_map.items()},
             project_id=project_id, user_id=user_id,
             consumer_generation=consumer_generation,
-            consumer_type=consumer_type)
+            consumer_type=consumer_type, group=group)
         result = allocations.replace(self.store, [write])
         return result[providers.canonical_uuid(consumer_uuid)]
 
@@ -220,6 +225,11 @@ class PlacementDirect:
                          ) -> dict[str, int | None]:
         """Several consumers at once (ConsumerAllocations), atomically."""
         return allocations.replace(self.store, list(writes))
+
+    def group_members(self, group_uuid: Uuid
+                      ) -> dict[str, frozenset[str]]:
+        """{member: root providers it is under} of a consumer group."""
+        return consumer_groups.placed(self.store, group_uuid)
 
     def get_allocations(self, consumer_uuid: Uuid
                         ) -> allocations.ConsumerView:

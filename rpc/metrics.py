@@ -34,7 +34,8 @@ LATENCY_BUCKETS = (0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1,
                    0.2, 0.5, 1.0, 2.0, 5.0)
 # scheduler.stats keys mirrored as counters.
 _MIRRORED = {"claim_attempts": "claim_attempts",
-             "claims_lost": "claim_conflicts"}
+             "claims_lost": "claim_conflicts",
+             "group_conflicts": "group_conflicts"}
 
 
 def enabled(conf):

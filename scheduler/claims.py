@@ -24,7 +24,7 @@ from typing import Any, NamedTuple, Protocol
 
 from placement import errors as placement_errors
 from placement.candidates import result as result_mod
-from placement.objects import allocations
+from placement.objects import allocations, consumer_groups
 from scheduler import errors
 
 # {provider uuid: {resource class: amount}}
@@ -72,6 +72,9 @@ class Outcome(enum.Enum):
     NO_ROOM = "no room"  # capacity or constraints changed under us
     GONE = "gone"  # a provider of the request no longer exists
     RACE = "lost race"  # still losing after the retries
+    # The server group's rule forbids the host as the group stands in
+    # the database (scheduler.group_policies).
+    GROUP = "group changed"
 
 
 # What makes a request unclaimable as it stands (see _not_claimed).
@@ -88,10 +91,16 @@ def _not_claimed(exc: Exception) -> Outcome:
     return Outcome.GONE
 
 
+# What a claim refused for its group learns: {member: root providers}.
+GroupSeen = dict[str, frozenset[str]]
+
+
 def claim(placement: AllocationWriter, consumer_uuid: str,
           allocation_request: result_mod.AllocationRequest,
           project_id: str | None, user_id: str | None,
-          held: dict[str, Held] | None = None) -> Outcome:
+          held: dict[str, Held] | None = None,
+          group: consumer_groups.GroupRule | None = None,
+          group_seen: GroupSeen | None = None) -> Outcome:
     """Allocate ``allocation_request`` (placement.candidates
     AllocationRequest) to ``consumer_uuid``; an Outcome.
 
@@ -101,15 +110,20 @@ def claim(placement: AllocationWriter, consumer_uuid: str,
     current generation. What it held is then recorded in
     ``held[consumer_uuid]``. A consumer changed by someone else between
     that read and the write raises errors.AllocationUpdateFailed, as
-    Nova's report client does."""
+    Nova's report client does.
+
+    ``group``: the consumer group rule the claim keeps (only writers on
+    gantt's own store take one); when the group's members forbid the
+    host, Outcome.GROUP, and where they are goes into ``group_seen``."""
     new = True
+    extra = {} if group is None else {"group": group}
     for _ in range(1 + CONCURRENT_RETRIES):
         try:
             if new:
                 placement.put_allocations(
                     consumer_uuid, allocation_request.allocations,
                     project_id=project_id, user_id=user_id,
-                    consumer_generation=None)
+                    consumer_generation=None, **extra)
                 return Outcome.CLAIMED
             before, generation = read_held(placement, consumer_uuid)
             if generation is None:
@@ -117,10 +131,14 @@ def claim(placement: AllocationWriter, consumer_uuid: str,
                 new = True
                 continue
             _claim_beside(placement, consumer_uuid, allocation_request,
-                          before, generation, project_id, user_id)
+                          before, generation, project_id, user_id, extra)
             if held is not None:
                 held[consumer_uuid] = Held(before, project_id, user_id)
             return Outcome.CLAIMED
+        except consumer_groups.ConsumerGroupConflict as exc:
+            if group_seen is not None:
+                group_seen.update(exc.placed)
+            return Outcome.GROUP
         except placement_errors.ConsumerGenerationConflict:
             if not new:
                 raise errors.AllocationUpdateFailed(
@@ -137,7 +155,8 @@ def claim(placement: AllocationWriter, consumer_uuid: str,
 def _claim_beside(placement: AllocationWriter, consumer_uuid: str,
                   allocation_request: result_mod.AllocationRequest,
                   before: AllocationMap, generation: int,
-                  project_id: str | None, user_id: str | None) -> None:
+                  project_id: str | None, user_id: str | None,
+                  extra: dict[str, Any]) -> None:
     """Write ``allocation_request`` beside what an existing consumer
     holds (see claim)."""
     if not before:
@@ -151,7 +170,7 @@ def _claim_beside(placement: AllocationWriter, consumer_uuid: str,
         both.setdefault(rp, dict(amounts))
     placement.put_allocations(consumer_uuid, both, project_id=project_id,
                               user_id=user_id,
-                              consumer_generation=generation)
+                              consumer_generation=generation, **extra)
 
 
 def read_held(placement: AllocationWriter, consumer_uuid: str
@@ -167,13 +186,16 @@ def read_held(placement: AllocationWriter, consumer_uuid: str
 
 def claim_all(placement: AllocationWriter,
               writes: Sequence[tuple[str, result_mod.AllocationRequest]],
-              project_id: str | None, user_id: str | None) -> Outcome:
+              project_id: str | None, user_id: str | None,
+              groups: Sequence[consumer_groups.GroupRule | None] = ()
+              ) -> Outcome:
     """Allocate each (consumer uuid, AllocationRequest) of ``writes`` to
     its new consumer in one transaction: all of them or none; an
-    Outcome."""
+    Outcome. ``groups``: the group rule of each write, if any."""
+    rules = list(groups) or [None] * len(writes)
     return claim_together(placement, [
-        OwnedClaim(consumer, wanted, project_id, user_id)
-        for consumer, wanted in writes])
+        OwnedClaim(consumer, wanted, project_id, user_id, rule)
+        for (consumer, wanted), rule in zip(writes, rules, strict=True)])
 
 
 class OwnedClaim(NamedTuple):
@@ -183,16 +205,19 @@ class OwnedClaim(NamedTuple):
     allocation_request: result_mod.AllocationRequest
     project_id: str | None
     user_id: str | None
+    # The consumer group rule it keeps (scheduler.group_policies).
+    group: consumer_groups.GroupRule | None = None
 
 
 def claim_together(placement: AllocationWriter,
                    owned: Sequence[OwnedClaim]) -> Outcome:
     """Allocate every claim of ``owned`` (new consumers, each with its
     own owner: several requests' claims) in one transaction: all of them
-    or none; an Outcome."""
+    or none; an Outcome (GROUP when a group's rule refused them)."""
     batch = [allocations.ConsumerAllocations(
         c.consumer_uuid, c.allocation_request.allocations,
-        project_id=c.project_id, user_id=c.user_id, consumer_generation=None)
+        project_id=c.project_id, user_id=c.user_id, consumer_generation=None,
+        group=c.group)
         for c in owned]
     return _write(
         lambda: placement.post_allocations(batch),
@@ -209,6 +234,8 @@ def _write(write: Callable[[], object],
         try:
             write()
             return Outcome.CLAIMED
+        except consumer_groups.ConsumerGroupConflict:
+            return Outcome.GROUP
         except placement_errors.ConsumerGenerationConflict as exc:
             raise errors.SchedulerError(already_held(exc)) from None
         except placement_errors.ConcurrentUpdate:

@@ -34,7 +34,9 @@ class NoValidHost(SchedulerError):
     asked for an explanation (Scheduler.schedule's ``explain``).
     ``cause``, for the metrics: ``no_candidates`` (placement had none),
     ``filtered`` (the filters removed them all), ``claims_lost`` (some
-    passed, none could be claimed), ``forced_host``, ``request`` (a zone,
+    passed, none could be claimed), ``group_changed`` (the server group
+    refused every claim: other schedulers kept placing members),
+    ``forced_host``, ``request`` (a zone,
     tenant or destination no host can match) or ``unknown_name`` (a
     resource class or trait placement does not know)."""
 

@@ -38,6 +38,10 @@ class HostRequest:
     # Memo for values a filter computes once per request (parsed extra
     # specs, image properties); keys are the filter's own.
     memo: dict[Any, Any] = dataclasses.field(default_factory=dict)
+    # {member uuid: hosts} of the server group as placement recorded it
+    # (scheduler.group_policies): members other schedulers placed, which
+    # this process's view may not hold yet.
+    group_seen: dict[str, set[str]] = dataclasses.field(default_factory=dict)
 
     def hint(self, name: str, default: Any = None) -> Any:
         return self.spec.hint(name, default)
@@ -51,10 +55,42 @@ class HostRequest:
         return self.spec.instance_group
 
     def group_hosts(self) -> set[str]:
-        """Hosts the server group is on, counting this request's picks."""
+        """Hosts the server group is on, counting this request's picks
+        and the members placement recorded."""
         hosts = set(self.group.hosts) if self.group else set()
         hosts.update(self.table.hosts[r] for r in self.chosen_rows)
+        for _member, where in self._seen_others():
+            hosts.update(where)
         return hosts
+
+    def group_member_counts(self, rows: Sequence[int] | npt.NDArray[np.int64]
+                            ) -> npt.NDArray[np.int64]:
+        """Per row of ``rows``: the server group's members its host
+        holds, in this process's view and as placement recorded them
+        (each member once per host)."""
+        table = self.table
+        members = set(self.group.members) if self.group else set()
+        counts = table.instance_counts(members, rows)
+        extra: dict[str, int] = {}
+        where = table.instance_host
+        for member, hosts in self._seen_others():
+            for host in hosts:
+                if member in members and where.get(member) == host:
+                    continue  # counted already
+                extra[host] = extra.get(host, 0) + 1
+        if not extra:
+            return counts
+        per_row = np.zeros(table.size, np.int64)
+        for host, n in extra.items():
+            per_row[list(table.rows_by_host.get(host, ()))] = n
+        return counts + per_row[np.asarray(rows, np.int64)]
+
+    def _seen_others(self) -> list[tuple[str, set[str]]]:
+        """group_seen without the instance being scheduled (a move's own
+        instance is not another member)."""
+        moving = self.spec.instance_uuid
+        return [(m, hosts) for m, hosts in self.group_seen.items()
+                if m != moving]
 
     def chosen_count(self, rows: Sequence[int] | npt.NDArray[np.int64]
                      ) -> npt.NDArray[np.int64]:

@@ -23,6 +23,7 @@ from typing import Protocol
 
 from placement.candidates import request as request_mod
 from placement.candidates import result as result_mod
+from placement.objects import consumer_groups
 from scheduler import claims
 
 # (instance uuid, what it is given) of a claim of several instances.
@@ -66,19 +67,31 @@ class PlacementPort:
     def claim(self, consumer_uuid: str,
               allocation_request: result_mod.AllocationRequest,
               project_id: str | None, user_id: str | None,
-              held: dict[str, claims.Held] | None = None
+              held: dict[str, claims.Held] | None = None,
+              group: consumer_groups.GroupRule | None = None,
+              group_seen: claims.GroupSeen | None = None
               ) -> claims.Outcome:
         """Allocate ``allocation_request`` to ``consumer_uuid``, beside
-        what it holds already (an evacuation: recorded in ``held``);
-        see claims.claim."""
+        what it holds already (an evacuation: recorded in ``held``),
+        keeping ``group``'s rule; see claims.claim."""
         return claims.claim(self.writer, consumer_uuid, allocation_request,
-                            project_id, user_id, held)
+                            project_id, user_id, held, group, group_seen)
 
     def claim_all(self, writes: Sequence[Write], project_id: str | None,
-                  user_id: str | None) -> claims.Outcome:
+                  user_id: str | None,
+                  groups: Sequence[consumer_groups.GroupRule | None] = ()
+                  ) -> claims.Outcome:
         """Allocate each (consumer, request) of ``writes`` in one
         transaction: all of them or none (see claims.claim_all)."""
-        return claims.claim_all(self.writer, writes, project_id, user_id)
+        return claims.claim_all(self.writer, writes, project_id, user_id,
+                                groups)
+
+    def group_members(self, group_uuid: str) -> claims.GroupSeen:
+        """{member: root providers} of a consumer group, as the writer's
+        placement recorded them; empty when it records none (a writer
+        over HTTP)."""
+        read = getattr(self.writer, "group_members", None)
+        return read(group_uuid) if read is not None else {}
 
     def claim_together(self, owned: Sequence[claims.OwnedClaim]
                        ) -> claims.Outcome:

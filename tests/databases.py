@@ -125,7 +125,8 @@ def make_conf(url, overrides=None):
 
 
 # Rows every test leaves behind are removed in this order (children first).
-_WIPE_ORDER = ("allocations", "consumers", "projects", "users",
+_WIPE_ORDER = ("consumer_group_members", "consumer_groups",
+               "allocations", "consumers", "projects", "users",
                "consumer_types", "inventories", "resource_provider_traits",
                "resource_provider_aggregates", "placement_aggregates",
                "provider_changes", "host_aggregate_hosts", "host_aggregates",

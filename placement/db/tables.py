@@ -202,3 +202,28 @@ counters = sa.Table(
 
 CUSTOM_RC_COUNTER = "last_custom_resource_class_id"
 CHANGES_PRUNED_COUNTER = "provider_changes_pruned_below"
+
+# Consumer groups: sets of consumers whose placement follows a rule over
+# root providers (at most N members per root, or every member under one
+# root), enforced in the allocation write that adds a member
+# (placement.objects.consumer_groups). The generation moves with every
+# member added, so that two writes adding members compare-and-set it.
+consumer_groups = sa.Table(
+    "consumer_groups", metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("uuid", sa.String(36), nullable=False, unique=True),
+    sa.Column("generation", sa.Integer, nullable=False),
+    *_timestamps(),
+    **_MYSQL,
+)
+
+# Members by consumer uuid, not id: a consumer whose allocations are all
+# removed is deleted, and its membership then simply stops counting.
+consumer_group_members = sa.Table(
+    "consumer_group_members", metadata,
+    sa.Column("group_id", sa.Integer, sa.ForeignKey("consumer_groups.id"),
+              primary_key=True),
+    sa.Column("consumer_uuid", sa.String(36), primary_key=True),
+    *_timestamps(),
+    **_MYSQL,
+)

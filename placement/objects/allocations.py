@@ -30,6 +30,7 @@ import sqlalchemy as sa
 
 from placement import errors
 from placement.db import fastsql, store, tables
+from placement.objects import consumer_groups
 from placement.objects import consumers as consumers_mod
 from placement.objects import providers as providers_mod
 
@@ -121,6 +122,9 @@ class ConsumerAllocations:
     # generation; UNCHECKED: no check.
     consumer_generation: object = UNCHECKED
     consumer_type: str | None = None
+    # A consumer_groups.GroupRule: the group the consumer joins, whose
+    # rule the write must keep (checked in its transaction).
+    group: object = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -187,6 +191,8 @@ def replace(txn, writes):
     _validate(writes)
     if not writes:
         return {}
+    if any(w.group is not None for w in writes):
+        consumer_groups.enforce(txn, writes)
     plan = _plan(txn, writes)
     if plan.new_rows:
         _check_capacity(plan.state, plan.new_rows, plan.old_rows)

@@ -31,7 +31,13 @@ from collections.abc import Callable, MutableMapping
 from typing import Any
 
 from placement.candidates import result as result_mod
-from scheduler import claims, errors, framework, placement_port
+from scheduler import (
+    claims,
+    errors,
+    framework,
+    group_policies,
+    placement_port,
+)
 from scheduler.pipeline import candidates as candidates_mod
 from scheduler.pipeline import consumption as consumption_mod
 from scheduler.pipeline import ranking as ranking_mod
@@ -56,6 +62,7 @@ class Place:
         self.stats = stats
 
     def __call__(self, state: state_mod.RequestState) -> None:
+        group_policies.read_members(state, self.port)
         try:
             turns = None
             if state.claim_later:
@@ -74,13 +81,23 @@ class Place:
 
     def _one(self, state: state_mod.RequestState,
              i: int) -> state_mod.Turn:
-        """Place and claim instance ``i``."""
-        ranking = self.rank(state, i)
-        for row in ranking.ordered:
-            if self._claim(state, i, row):
-                state.host_request.chosen_rows.append(row)
-                return state_mod.Turn(row, ranking)
-        raise self._no_valid_host(state, i, ranking)
+        """Place and claim instance ``i``. A claim its server group
+        refused (another scheduler placed a member meanwhile) decides
+        the instance again on what placement said of the group."""
+        for _ in range(1 + group_policies.REDECISIONS):
+            ranking = self.rank(state, i)
+            try:
+                for row in ranking.ordered:
+                    if self._claim(state, i, row):
+                        state.host_request.chosen_rows.append(row)
+                        return state_mod.Turn(row, ranking)
+            except _GroupChanged:
+                continue
+            raise self._no_valid_host(state, i, ranking)
+        raise errors.NoValidHost(
+            f"no valid host for instance {i + 1} of {state.count}: its "
+            "server group kept changing under every claim "
+            f"({1 + group_policies.REDECISIONS} decisions)", "group_changed")
 
     def _together(self, state: state_mod.RequestState
                   ) -> list[state_mod.Turn] | None:
@@ -88,9 +105,10 @@ class Place:
         transaction; None (and nothing left of it) when that claim
         fails."""
         turns, writes = self._pick_all(state)
+        rules = [group_policies.rule(state, turn.chosen) for turn in turns]
         try:
             outcome = self._timed(self.port.claim_all, writes,
-                                  state.project_id, state.user_id)
+                                  state.project_id, state.user_id, rules)
         except errors.SchedulerError:
             # An instance holds allocations already: one at a time
             # claims it beside them.
@@ -139,8 +157,11 @@ class Place:
         picks took from the host state is given back, last request
         first; False (or the claim's error, raised)."""
         owned = [claims.OwnedClaim(consumer, wanted, state.project_id,
-                                   state.user_id)
-                 for state in states for consumer, wanted in state.pending]
+                                   state.user_id,
+                                   group_policies.rule(state, turn.chosen))
+                 for state in states
+                 for (consumer, wanted), turn in zip(
+                     state.pending, state.turns, strict=True)]
         claimed = False
         try:
             claimed = self._timed(self.port.claim_together,
@@ -161,6 +182,8 @@ class Place:
             state.allocations[i] = state.first_request(row)
             return True
         consumer = state.instance_uuids[i]
+        rule = group_policies.rule(state, row)
+        seen: claims.GroupSeen = {}
         stale: list[tuple[Any, int]] = [
             (state.candidates, index)
             for index in state.candidates_on(row)]
@@ -175,12 +198,15 @@ class Place:
                     result.allocation_request(index)
                 outcome = self._timed(self.port.claim, consumer, wanted,
                                       state.project_id, state.user_id,
-                                      state.held)
+                                      state.held, rule, seen)
                 if outcome is claims.Outcome.CLAIMED:
                     state.claimed.append(consumer)
                     state.allocations[i] = wanted
                     self.consumption.take(state, row)
                     return True
+                if outcome is claims.Outcome.GROUP:
+                    group_policies.learn(state, seen)
+                    raise _GroupChanged()
                 if outcome is claims.Outcome.GONE:
                     break
         return False
@@ -198,6 +224,8 @@ class Place:
         if outcome is not claims.Outcome.CLAIMED:
             stats["claims_lost"] += 1
             stats["claims_lost_s"] += time.perf_counter() - start
+            if outcome is claims.Outcome.GROUP:
+                stats["group_conflicts"] += 1
         return outcome
 
     def _no_valid_host(self, state: state_mod.RequestState, i: int,
@@ -220,3 +248,8 @@ class Place:
             self.port.release(consumer, state.held.get(consumer))
         state.held.clear()
         self.consumption.give_back(state)
+
+
+class _GroupChanged(Exception):
+    """A claim found the server group changed: the instance is decided
+    again (Place._one)."""
