@@ -116,7 +116,7 @@ def build(store, n):
     store.write(load)
 
 
-def _stats(samples_s):
+def stats(samples_s):
     ms = sorted(s * 1000 for s in samples_s)
     return {"p50_ms": round(statistics.median(ms), 3),
             "p99_ms": round(ms[min(len(ms) - 1, int(len(ms) * 0.99))], 3),
@@ -138,7 +138,7 @@ def _decide(scheduler, count, instances):
 
 
 def _figures(samples, instances, wall):
-    figures = _stats(samples)
+    figures = stats(samples)
     figures["decisions_per_s"] = round(len(samples) / wall, 1)
     figures["instances_per_s"] = round(len(samples) * instances / wall, 1)
     return figures

@@ -16,6 +16,7 @@ import uuid
 
 from placement.db import schema_state
 from scheduler import errors, framework, manager
+from scheduler.pipeline import requery
 
 
 class SpecFileError(errors.SchedulerError):
@@ -114,6 +115,8 @@ def render(out):
                                                "host"))
             lines.append(f"placement candidates: {explain['candidates']}"
                          f"{on}")
+        if explain.get("requery"):
+            lines.append(requery.explain_line(explain["requery"]))
         if explain.get("zone"):
             lines.append(explain["zone"])
         for why in explain.get("narrowed", ()):

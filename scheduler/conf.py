@@ -29,7 +29,9 @@ SCHEDULER_OPTS = [
         "max_placement_results", default=1000, min=1,
         help="The limit sent with the allocation candidates query. Left "
              "out when the request has a same_host, different_host or "
-             "server group hint, whose hosts a limit could cut off."),
+             "server group hint, whose hosts a limit could cut off. When "
+             "the filters leave no host among that many candidates, the "
+             "query is asked once more without the limit."),
     cfg.BoolOpt(
         "limit_tenants_to_placement_aggregate", default=False,
         help="Restrict a project to the aggregates whose metadata has a "

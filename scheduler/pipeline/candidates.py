@@ -58,7 +58,7 @@ class FindCandidates:
 
     def __call__(self, state: state_mod.RequestState) -> None:
         if state.rebuild:
-            state.rows = self._restrict(state, self.table.live_rows(), None)
+            state.rows = self.restrict(state, self.table.live_rows(), None)
         else:
             self._search(state)
         state.forced = self._forced(state)
@@ -73,10 +73,10 @@ class FindCandidates:
             raise errors.NoValidHost(
                 f"no valid host: {exc.message}", "request") from None
         state.query = query
-        result = self._find(query)
+        result = self.find(query)
         if not len(result) and query.fallback is not None:
             query = state.query = query.fallback
-            result = self._find(query)
+            result = self.find(query)
         if state.explain is not None:
             state.explain["query"] = query.query()
             state.explain["candidates"] = len(result)
@@ -92,10 +92,10 @@ class FindCandidates:
             zone = self._zone_note(state.spec)
             if zone:
                 state.explain["zone"] = zone
-        state.rows = self._restrict(state, rows, query)
+        state.rows = self.restrict(state, rows, query)
 
-    def _find(self, query: resource_request.ResourceRequest
-              ) -> result_mod.CandidateResult:
+    def find(self, query: resource_request.ResourceRequest
+             ) -> result_mod.CandidateResult:
         """The candidates of ``query``. A resource class or trait
         placement does not know is no valid host: placement refuses the
         query and Nova's scheduler then has no candidate either."""
@@ -158,8 +158,8 @@ class FindCandidates:
         return (f"availability zone {zone}: no aggregate carries it, so "
                 "it leaves every host (as Nova)")
 
-    def _restrict(self, state: state_mod.RequestState, rows: Rows,
-                  query: resource_request.ResourceRequest | None) -> Rows:
+    def restrict(self, state: state_mod.RequestState, rows: Rows,
+                 query: resource_request.ResourceRequest | None) -> Rows:
         table = self.table
         hosts = table.hosts
         spec = state.spec

@@ -41,6 +41,7 @@ from scheduler import (
 from scheduler.pipeline import candidates as candidates_mod
 from scheduler.pipeline import consumption as consumption_mod
 from scheduler.pipeline import ranking as ranking_mod
+from scheduler.pipeline import requery as requery_mod
 from scheduler.pipeline import state as state_mod
 
 
@@ -230,8 +231,9 @@ class Place:
 
     def _no_valid_host(self, state: state_mod.RequestState, i: int,
                        ranking: state_mod.Ranking) -> errors.NoValidHost:
-        why = framework.summary(ranking.runs, len(state.rows))
-        cause = "filtered" if len(state.rows) else "no_candidates"
+        runs, total = requery_mod.counted(state, ranking.runs)
+        why = framework.summary(runs, total)
+        cause = "filtered" if total else "no_candidates"
         if len(ranking.passed):
             why += f"; {len(ranking.passed)} passed the filters but none " \
                    "could be claimed"

@@ -52,6 +52,8 @@ class Rank:
                                                      explain=explain)
         ranking = state_mod.Ranking(runs, passed, weights,
                                     self._order(passed, weights))
+        if i == 0:
+            state.first_ranking = ranking
         if explain:
             self._record(state, ranking, weigh_explain)
         return ranking

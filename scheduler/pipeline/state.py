@@ -88,6 +88,9 @@ class RequestState:
     # -- ranking and picks (ranking, placing) ------------------------------
     # The rows that passed each run-once filter for the first instance.
     once: dict[str | None, Rows] = dataclasses.field(default_factory=dict)
+    # The first instance's latest ranking: after a re-query, the rows it
+    # rejected are not ranked again (scheduler.pipeline.requery).
+    first_ranking: Ranking | None = None
     turns: list[Turn] = dataclasses.field(default_factory=list)
 
     # -- claims and what they took (placing, consumption) ------------------
@@ -108,6 +111,19 @@ class RequestState:
     # row -> its node record before the instances' NUMA cells and PCI
     # devices were taken out (put back when the request fails).
     nodes_before: dict[int, Any] = dataclasses.field(default_factory=dict)
+
+    # -- a re-query (scheduler.pipeline.requery) ---------------------------
+    # Set when placement's answer was cut at the query's limit, placing
+    # failed, and the query was asked again without the limit (also when
+    # that found no new host: hosts_new 0): {"limit",
+    # "candidates_before", "candidates_after", "hosts_before",
+    # "hosts_new", "hosts_not_ranked"}.
+    requery: dict[str, Any] | None = None
+    # What the filters took out of the first answer for the first
+    # instance (the rows not ranked again): a NoValidHost after the
+    # re-query counts them too.
+    rejected_before: list[framework.FilterRun] = dataclasses.field(
+        default_factory=list)
 
     # -- the answer (selecting) -------------------------------------------
     selections: list[list[selection_mod.Selection]] = dataclasses.field(
