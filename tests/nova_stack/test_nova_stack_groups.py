@@ -64,19 +64,21 @@ def test_group_policies_hold_with_two_scheduler_workers(scenario):
         and not result["create_requests_failed"],
         f"group burst: every create should be accepted and settle; found "
         f"{group_burst.dumps(result)}")
-    said = (f"group burst with {WORKERS} gantt-scheduler workers: "
-            f"{{}}; Nova's records: {group_burst.dumps(result)}")
-    scenario.expect(not _violated(result), said.format(
-        f"members placed against their group's policy "
-        f"{_violated(result)}"))
+    scenario.expect(not _violated(result), _said(
+        result, f"members placed against their group's policy "
+                f"{_violated(result)}"))
     scenario.expect(not late["reschedules"] and not any(
-        late["failed_checks_logged"].values()), said.format(
-        f"nova-compute's late check found the policy broken "
-        f"{late['failed_checks_logged']} and rescheduled "
-        f"{late['servers_rescheduled']} servers"))
-    scenario.expect(result["active"] == result["servers_created"],
-                    said.format(f"{result['error']['total']} servers in "
-                                f"ERROR"))
+        late["failed_checks_logged"].values()), _said(
+        result, f"nova-compute's late check found the policy broken "
+                f"{late['failed_checks_logged']} and rescheduled "
+                f"{late['servers_rescheduled']} servers"))
+    scenario.expect(result["active"] == result["servers_created"], _said(
+        result, f"{result['error']['total']} servers in ERROR"))
+
+
+def _said(result, what):
+    return (f"group burst with {WORKERS} gantt-scheduler workers: {what}; "
+            f"Nova's records: {group_burst.dumps(result)}")
 
 
 def _violated(result):
