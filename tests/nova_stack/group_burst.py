@@ -399,20 +399,23 @@ class Burst:
 
     def _violations_at_end(self, servers):
         """Per group kind: groups in violation and members in excess,
-        from Nova's API (live members, their servers' hosts)."""
+        from Nova's API (live members, their servers' hosts); and
+        ``where``: each such group's members per host."""
         found = _zero_violations(self.groups)
+        where = {}
         for group in self.groups:
             members = self.nova.group(group.id)["members"]
             hosts = [servers[m]["OS-EXT-SRV-ATTR:host"] for m in members
                      if m in servers
                      and servers[m]["status"] == "ACTIVE"
                      and servers[m].get("OS-EXT-SRV-ATTR:host")]
-            excess = _excess(group.policy, group.limit,
-                             collections.Counter(hosts))
+            per_host = collections.Counter(hosts)
+            excess = _excess(group.policy, group.limit, per_host)
             if excess:
                 found[group.kind]["groups"] += 1
                 found[group.kind]["members"] += excess
-        return found
+                where[group.name] = dict(sorted(per_host.items()))
+        return {**found, "where": where}
 
     def _violations_at_any_time(self):
         """Per group kind: groups whose members were, at some moment,

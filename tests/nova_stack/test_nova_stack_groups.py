@@ -86,7 +86,7 @@ def _violated(result):
     found = {}
     for when, kinds in result["violations"].items():
         bad = {kind: v["members"] for kind, v in kinds.items()
-               if v["groups"]}
+               if kind != "where" and v["groups"]}
         if bad:
             found[when] = bad
     return found
