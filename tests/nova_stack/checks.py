@@ -20,6 +20,8 @@ DELETE_TIMEOUT = 60
 # Migration states in which the migration record may hold allocations.
 OPEN_MIGRATIONS = ("accepted", "pre-migrating", "migrating",
                    "post-migrating", "finished", "confirming", "reverting")
+# Lines a scenario leaves for the run's terminal summary (conftest).
+NOTES = []
 FLAVORS = {
     "small": {"vcpus": 1, "ram": 512, "disk": 1},
     "medium": {"vcpus": 2, "ram": 1024, "disk": 2},

@@ -110,12 +110,31 @@ class NovaApi:
                          {"extra_specs": extra_specs})
         return flavor
 
-    def create_group(self, name, policy):
-        return self.request("POST", "/os-server-groups", {"server_group": {
-            "name": name, "policy": policy}})["server_group"]
+    def create_group(self, name, policy, rules=None):
+        """A server group (2.64 and later: one ``policy``, and ``rules``
+        such as max_server_per_host for anti-affinity)."""
+        body = {"name": name, "policy": policy}
+        if rules:
+            body["rules"] = rules
+        return self.request("POST", "/os-server-groups", {
+            "server_group": body})["server_group"]
 
     def group(self, group_id):
         return self.get(f"/os-server-groups/{group_id}")["server_group"]
+
+    def default_quotas(self):
+        """The default quota class: the limits of every project that
+        has none of its own."""
+        found = self.get("/os-quota-class-sets/default")["quota_class_set"]
+        return {name: value for name, value in found.items()
+                if name != "id"}
+
+    def set_default_quotas(self, **limits):
+        """Set limits of the default quota class (-1: none). (A project's
+        own quotas need Keystone, which the stack does not have, to
+        check the project.)"""
+        return self.request("PUT", "/os-quota-class-sets/default", {
+            "quota_class_set": limits})["quota_class_set"]
 
     # servers ----------------------------------------------------------
 

@@ -92,15 +92,19 @@ def _value(value):
     return str(value)
 
 
-def nova_conf(urls, ports, work):
+def nova_conf(urls, ports, work, scheduler_workers=1, extra=None):
     """The nova.conf every Nova process reads.
 
     ``urls``: api_db, cell_db, transport_url; ``ports``: placement,
-    standins; ``work``: the stack's directory (locks, state).
+    standins; ``work``: the stack's directory (locks, state);
+    ``scheduler_workers``: processes of the scheduler (either kind
+    reads ``[scheduler] workers``); ``extra``: {section: {option:
+    value}} added over the rest (e.g. [filter_scheduler]
+    host_subset_size, which both schedulers read).
     """
     placement = f"http://127.0.0.1:{ports['placement']}"
     standins = f"http://127.0.0.1:{ports['standins']}"
-    return render({
+    sections = {
         "DEFAULT": {
             "debug": True,
             "transport_url": urls["transport_url"],
@@ -119,7 +123,8 @@ def nova_conf(urls, ports, work):
         "api_database": {"connection": urls["api_db"]},
         "database": {"connection": urls["cell_db"]},
         "conductor": {"workers": 1},
-        "scheduler": {"workers": 1, "max_attempts": MAX_ATTEMPTS,
+        "scheduler": {"workers": scheduler_workers,
+                      "max_attempts": MAX_ATTEMPTS,
                       "discover_hosts_in_cells_interval": -1},
         "filter_scheduler": {
             "enabled_filters": ENABLED_FILTERS,
@@ -139,7 +144,10 @@ def nova_conf(urls, ports, work):
         "oslo_messaging_rabbit": {"rabbit_retry_interval": 1,
                                   "rabbit_retry_backoff": 1},
         "notifications": {"notification_format": "unversioned"},
-    })
+    }
+    for section, options in (extra or {}).items():
+        sections.setdefault(section, {}).update(options)
+    return render(sections)
 
 
 def service_conf(host, extra=None):

@@ -127,6 +127,8 @@ def pytest_terminal_summary(terminalreporter):
     scenarios = TIMES.get("scenarios", {})
     for name, seconds in scenarios.items():
         write(f"  {name}: {seconds:.1f} s")
+    for note in checks.NOTES:
+        write(f"  {note}")
     stop_s = TIMES.get("stop", 0.0)
     run = TIMES.get("start", 0.0) + sum(scenarios.values()) + stop_s
     write(f"stop: {stop_s:.1f} s")

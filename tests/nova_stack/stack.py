@@ -3,6 +3,7 @@ RabbitMQ, with gantt-placement-api as placement and a scheduler of the
 caller's choice.
 
     python -m tests.nova_stack.stack [--scheduler gantt|nova] [--work DIR]
+                                    [--scheduler-workers N]
 
 brings a stack up by hand (from the repository root, with gantt's
 virtualenv), prints its endpoints and log directory, and stops it on
@@ -83,7 +84,11 @@ def child_env(**extra):
 class Stack:
     """One Nova deployment; ``start()`` it, ``stop()`` it (always)."""
 
-    def __init__(self, work, nova_venv, scheduler="gantt"):
+    def __init__(self, work, nova_venv, scheduler="gantt",
+                 scheduler_workers=1, nova_conf_extra=None):
+        """``scheduler_workers``: the scheduler's processes;
+        ``nova_conf_extra``: {section: {option: value}} added to
+        nova.conf (configs.nova_conf)."""
         if scheduler not in SCHEDULERS:
             raise ValueError(f"scheduler {scheduler!r}")
         self.work = pathlib.Path(work)
@@ -91,6 +96,8 @@ class Stack:
         self.etc = self.work / "etc"
         self.nova_bin = pathlib.Path(nova_venv) / "bin"
         self.scheduler = scheduler
+        self.scheduler_workers = scheduler_workers
+        self.nova_conf_extra = nova_conf_extra
         tag = services.suffix()
         self.databases = {
             "api_db": f"nova_api_{tag}",
@@ -162,7 +169,8 @@ class Stack:
     def _write_configs(self):
         etc = self.etc
         (etc / "nova.conf").write_text(configs.nova_conf(
-            self.urls, self.ports, self.work))
+            self.urls, self.ports, self.work, self.scheduler_workers,
+            self.nova_conf_extra))
         (etc / "api-paste.ini").write_text(configs.API_PASTE)
         for name in ("conductor", "scheduler", "api", "manage"):
             (etc / f"{name}.conf").write_text(
@@ -275,6 +283,24 @@ class Stack:
             (self.etc / "nova.conf").read_text() + "\n"
             + (self.etc / "api.conf").read_text())
 
+    @property
+    def scheduler_proc(self):
+        return self.procs[f"{self.scheduler}-scheduler"]
+
+    def restart_scheduler(self, workers):
+        """Stop the scheduler and start it again with ``workers``
+        processes (the scheduler's own file, read after nova.conf, says
+        so); return once that many consume the 'scheduler' queue."""
+        (self.etc / "scheduler.conf").write_text(configs.service_conf(
+            "stack-scheduler", {"scheduler": {"workers": workers}}))
+        self.scheduler_proc.stop()
+        self.scheduler_workers = workers
+        self._start_scheduler()
+        processes.wait_for(
+            f"{workers} scheduler workers consume the 'scheduler' queue",
+            lambda: self._consumed("scheduler", exactly=workers),
+            START_TIMEOUT, interval=0.5, procs=self.procs.values())
+
     def _start_scheduler(self):
         if self.scheduler == "nova":
             self._spawn("nova-scheduler", [
@@ -343,7 +369,9 @@ class Stack:
             self._start_scheduler()
             processes.wait_for(
                 "nova-scheduler consumes the 'scheduler' queue again",
-                lambda: self._consumed("scheduler"), START_TIMEOUT,
+                lambda: self._consumed("scheduler",
+                                       exactly=self.scheduler_workers),
+                START_TIMEOUT,
                 interval=0.5, procs=self.procs.values())
         # nova-api lists servers from the cells it loaded at start: it
         # is restarted, as Nova's documentation asks after a new cell.
@@ -376,9 +404,10 @@ class Stack:
             self._providers_reported, START_TIMEOUT, interval=1,
             procs=self.procs.values())
         processes.wait_for(
-            "the scheduler consumes the 'scheduler' queue",
-            lambda: self._consumed("scheduler"), START_TIMEOUT,
-            interval=1, procs=self.procs.values())
+            "every scheduler worker consumes the 'scheduler' queue",
+            lambda: self._consumed("scheduler",
+                                   exactly=self.scheduler_workers),
+            START_TIMEOUT, interval=1, procs=self.procs.values())
 
     def _services_up(self):
         """Every service with a heartbeat (nova-api has none) is up."""
@@ -395,9 +424,11 @@ class Stack:
         wanted = {host for host, _ in COMPUTES} | {f"{NESTED}-child"}
         return wanted <= names, sorted(names)
 
-    def _consumed(self, queue):
+    def _consumed(self, queue, exactly=None):
+        """Whether ``queue`` has a consumer (``exactly``: that many)."""
         consumers = self.queue(queue)[1]
-        return consumers > 0, f"{consumers} consumers"
+        done = consumers > 0 if exactly is None else consumers == exactly
+        return done, f"{consumers} consumers"
 
     def queue(self, name):
         """(messages waiting, consumers) of a queue of the stack's vhost;
@@ -472,13 +503,16 @@ def main(argv=None):
                         default=scheduler_choice())
     parser.add_argument("--work", help="directory for configs and logs "
                                        "(default: a new temporary one)")
+    parser.add_argument("--scheduler-workers", type=int, default=1,
+                        help="the scheduler's processes (default 1)")
     args = parser.parse_args(argv)
     # SIGTERM (and SIGINT even where a shell ignores it for background
     # jobs) stop the stack the same way as Ctrl-C.
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, _interrupt)
     work = pathlib.Path(args.work or tempfile.mkdtemp(prefix="nova-stack-"))
-    stack = Stack(work, install.nova_venv(), args.scheduler)
+    stack = Stack(work, install.nova_venv(), args.scheduler,
+                  scheduler_workers=args.scheduler_workers)
     try:
         stack.start()
         print(json.dumps({"nova_api": stack.api_url,

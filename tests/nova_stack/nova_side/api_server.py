@@ -17,6 +17,9 @@ from wsgiref import simple_server
 
 class _Server(socketserver.ThreadingMixIn, simple_server.WSGIServer):
     daemon_threads = True
+    # socketserver's backlog of 5 resets connections when a dozen
+    # clients connect at once (the group burst does).
+    request_queue_size = 128
 
 
 class _Handler(simple_server.WSGIRequestHandler):
