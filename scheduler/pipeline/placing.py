@@ -91,6 +91,7 @@ class Place:
         try:
             outcome = self._timed(self.port.claim_all, writes,
                                   state.project_id, state.user_id)
+            state.claim_tried(None, outcome)
         except errors.SchedulerError:
             # An instance holds allocations already: one at a time
             # claims it beside them.
@@ -176,6 +177,7 @@ class Place:
                 outcome = self._timed(self.port.claim, consumer, wanted,
                                       state.project_id, state.user_id,
                                       state.held)
+                state.claim_tried(row, outcome)
                 if outcome is claims.Outcome.CLAIMED:
                     state.claimed.append(consumer)
                     state.allocations[i] = wanted
