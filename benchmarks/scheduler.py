@@ -4,6 +4,7 @@ weigher and the claim, on a fresh SQLite file.
     .venv/bin/python -m benchmarks.scheduler [--decisions 200]
         [--sizes 1000,5000,10000,100000] [--db URL] [--workers 1]
         [--change-feed redis://127.0.0.1:6379/0]
+        [--decision-log-rounds 10]
 
 Each cloud has N compute nodes, known to placement (VCPU 64, MEMORY_MB
 262144, DISK_GB 4096 root providers, in 10 aggregates) and to the host
@@ -15,7 +16,17 @@ built in one transaction. On each cloud:
   claims in placement; p50 / p99 per decision and decisions/s over the
   whole run (sustained: the cloud fills as it goes);
 - multi: ``--decisions / 10`` ten-instance requests, the same flavor;
-  per-request p50 / p99 and instances placed per second.
+  per-request p50 / p99 and instances placed per second;
+- decision_log: what the decision log ([decision_log],
+  scheduler.decision_log) costs a decision: ``--decision-log-rounds``
+  rounds of two batches of 20 one-instance requests, one with the log
+  off and one with it on (in the order off-on, then on-off, and so on,
+  so that the cloud filling up weighs on both alike), the CPU per
+  decision of each batch measured twice: the deciding thread's (what
+  the Scheduler counts, the record and its write into the buffer
+  included) and the whole process's (the log's flush thread too);
+  medians of the batches, the extra in percent, and the log's bytes per
+  decision. 0 rounds: not measured.
 
 With ``--workers N`` (N > 1), N scheduler processes, each with its own
 store, host state and index as gantt-scheduler's workers have, run both
@@ -34,6 +45,7 @@ import json
 import multiprocessing
 import os
 import platform
+import shutil
 import statistics
 import sys
 import tempfile
@@ -45,7 +57,7 @@ import numpy as np
 from placement.db import engine as engine_mod
 from placement.db import store as store_mod
 from placement.objects import aggregates, inventories, providers
-from scheduler import host_records, manager
+from scheduler import decision_log, host_records, manager
 from tests import databases
 
 Inv = inventories.Inventory
@@ -150,7 +162,7 @@ def run_requests(scheduler, count, instances):
     return _figures(samples, instances, time.perf_counter() - start)
 
 
-def _one_process(store, decisions):
+def _one_process(store, decisions, log_rounds=0):
     scheduler = manager.Scheduler(store.conf, store=store)
     t0 = time.perf_counter()
     # Warm-up: loads the provider index and the host state table.
@@ -159,7 +171,45 @@ def _one_process(store, decisions):
            "single": run_requests(scheduler, decisions, 1),
            "multi10": run_requests(scheduler, max(3, decisions // 10), 10),
            "syncs_skipped": scheduler.stats["syncs_skipped"]}
+    if log_rounds:
+        out["decision_log"] = decision_log_cost(scheduler, log_rounds)
     scheduler.close()
+    return out
+
+
+def decision_log_cost(scheduler, rounds, per_batch=20):
+    """CPU per one-instance decision with the decision log off and on,
+    in alternating batches (off-on, on-off, ...): medians over the
+    batches of the deciding thread's CPU (the Scheduler's own count)
+    and of the whole process's, and the log's bytes per decision."""
+    directory = tempfile.mkdtemp(prefix="gantt-bench-decisions-")
+    log = decision_log.DecisionLog(directory, flush_interval=1.0)
+    spent = {"off": [], "on": []}
+    try:
+        for n in range(rounds):
+            for state in (("off", "on") if n % 2 == 0 else ("on", "off")):
+                scheduler.decisions = log if state == "on" else None
+                stats = scheduler.stats
+                thread, count = stats["decision_cpu_s"], stats["decisions"]
+                process = time.process_time()
+                _decide(scheduler, per_batch, 1)
+                made = stats["decisions"] - count
+                spent[state].append(
+                    ((stats["decision_cpu_s"] - thread) / made,
+                     (time.process_time() - process) / made))
+    finally:
+        scheduler.decisions = None
+        log.close()
+    size = sum(os.path.getsize(p) for p in decision_log.files(directory))
+    shutil.rmtree(directory, ignore_errors=True)
+    out = {"rounds": rounds, "decisions_per_batch": per_batch}
+    for k, what in enumerate(("thread", "process")):
+        off = statistics.median(s[k] for s in spent["off"])
+        on = statistics.median(s[k] for s in spent["on"])
+        out[what] = {"off_cpu_ms_per_decision": round(1000 * off, 4),
+                     "on_cpu_ms_per_decision": round(1000 * on, 4),
+                     "extra_percent": round(100 * (on / off - 1), 2)}
+    out["bytes_per_decision"] = round(size / (rounds * per_batch))
     return out
 
 
@@ -217,7 +267,8 @@ def _workers(store, decisions, workers):
     return out
 
 
-def scenario(url, n, decisions, change_feed=None, workers=1, listen=True):
+def scenario(url, n, decisions, change_feed=None, workers=1, listen=True,
+             log_rounds=0):
     store = _store(url, change_feed, listen)
     t0 = time.perf_counter()
     build(store, n)
@@ -225,7 +276,7 @@ def scenario(url, n, decisions, change_feed=None, workers=1, listen=True):
     _vacuum(store.engine)
     out = {"hosts": n, "build_s": round(built, 1)}
     if workers == 1:
-        out.update(_one_process(store, decisions))
+        out.update(_one_process(store, decisions, log_rounds))
     else:
         out.update(_workers(store, decisions, workers))
     target = TARGETS.get(n)
@@ -256,6 +307,10 @@ def main(argv=None):
                         help="scheduler processes deciding at once on the "
                              "same database, as [scheduler] workers runs "
                              "them (default 1)")
+    parser.add_argument("--decision-log-rounds", type=int, default=10,
+                        help="rounds of the decision log's cost (two "
+                             "batches each, log off and on; one process "
+                             "only); 0: not measured (default 10)")
     args = parser.parse_args(argv)
     if args.workers < 1:
         parser.error("--workers: at least 1")
@@ -269,7 +324,8 @@ def main(argv=None):
             "placement.sqlite")
         print(f"running {n} hosts", file=sys.stderr)
         results[str(n)] = scenario(url, n, args.decisions, args.change_feed,
-                                   args.workers, args.postgresql_listen)
+                                   args.workers, args.postgresql_listen,
+                                   args.decision_log_rounds)
     print(json.dumps({
         "benchmark": "select_destinations, embedded, claims included",
         "inputs": {"database": (args.db or "sqlite").split(":", 1)[0],
@@ -277,6 +333,7 @@ def main(argv=None):
                    "change_feed": bool(args.change_feed),
                    "postgresql_listen": args.postgresql_listen,
                    "workers": args.workers,
+                   "decision_log_rounds": args.decision_log_rounds,
                    "flavor": FLAVOR, "filters": "default",
                    "weighers": "all"},
         "cpu_count": os.cpu_count(),

@@ -22,12 +22,13 @@ are in the order the scheduler decided: the RPC endpoint records each
 decision before it lets the next one start (rpc/server.py).
 
 Recording must not slow decisions: a line is serialised outside the
-lock and written to a buffered file; a background thread flushes the
-buffer every ``flush_interval`` seconds (no fsync). The file rotates at
-``max_bytes`` as logging's RotatingFileHandler does (PATH.1 the newest
-backup, ``backup_count`` of them kept); gantt-simulate reads a rotated
-set oldest first. A write that fails is logged and the request served
-as if nothing were recorded.
+lock and written to a buffered file (placement.rotating_file); a
+background thread flushes the buffer every ``flush_interval`` seconds
+(no fsync). The file rotates at ``max_bytes`` as logging's
+RotatingFileHandler does (PATH.1 the newest backup, ``backup_count`` of
+them kept); gantt-simulate reads a rotated set oldest first. A write
+that fails is logged and the request served as if nothing were
+recorded.
 """
 
 import datetime
@@ -39,12 +40,12 @@ import orjson
 from oslo_config import cfg
 from oslo_log import log as logging
 
+from placement import rotating_file
+
 LOG = logging.getLogger(__name__)
 
 GROUP = "recording"
 FORMAT = 1
-# Big enough that a write is rarely a system call.
-_BUFFER_BYTES = 256 * 1024
 
 RECORDING_OPTS = [
     cfg.BoolOpt(
@@ -136,29 +137,23 @@ class Recorder:
     def __init__(self, path, max_bytes=0, backup_count=0,
                  flush_interval=1.0, scheduler=None, clock=time.monotonic,
                  wall=time.time):
-        self.path = os.fspath(path)
-        self.max_bytes = max_bytes
-        self.backup_count = backup_count
         self._clock = clock
         self._start = clock()
-        self._header = _dumps({
-            "trace": "gantt", "format": FORMAT,
-            "started_at": _iso(wall()), "scheduler": scheduler})
+        self._out = rotating_file.RotatingFile(
+            path, _dumps({"trace": "gantt", "format": FORMAT,
+                          "started_at": _iso(wall()),
+                          "scheduler": scheduler}),
+            LOG, ("Cannot record to %s (requests are served, not "
+                  "recorded): %s", "Recording to %s again"),
+            max_bytes=max_bytes, backup_count=backup_count,
+            flush_interval=flush_interval, thread_name="gantt-trace-flush")
+        self.path = self._out.path
         self._lock = threading.Lock()
         self._last = 0.0
-        self._file = None
-        self._size = 0
-        self._dirty = False
-        self._failing = False
         self._requests = 0
         # Instances created while recording, by uuid: their host, so a
         # sync_instance_info that drops one is recorded as its delete.
         self._live = {}
-        self._closed = threading.Event()
-        self._flusher = threading.Thread(
-            target=self._flush_every, args=(flush_interval,),
-            name="gantt-trace-flush", daemon=True)
-        self._flusher.start()
 
     # -- what the endpoint tells -----------------------------------------
 
@@ -210,86 +205,17 @@ class Recorder:
         # Serialised outside the lock; the time goes in front under it,
         # so lines are in decision order with times that never decrease.
         body = _dumps(record)[1:]
-        with self._lock:
+        with self._lock, self._out.lock:
             now = max(self._last, self._clock() - self._start)
             self._last = now
-            line = b'{"time":%.6f,%s\n' % (now, body)
-            try:
-                self._append(line)
-            except OSError as exc:
-                self._failed(exc)
-
-    def _append(self, line):
-        if self._file is None:
-            self._open()
-        if self.max_bytes and self._size + len(line) > self.max_bytes \
-                and self._size > len(self._header) + 1:
-            self._rotate()
-        self._file.write(line)
-        self._size += len(line)
-        self._dirty = True
-        if self._failing:
-            LOG.info("Recording to %s again", self.path)
-            self._failing = False
-
-    def _open(self):
-        directory = os.path.dirname(self.path)
-        if directory:
-            os.makedirs(directory, exist_ok=True)
-        self._file = open(self.path, "ab", buffering=_BUFFER_BYTES)
-        # A header in every file, and after every restart that appends:
-        # the reader knows the clock started again.
-        header = self._header + b"\n"
-        self._file.write(header)
-        self._size = self._file.tell()
-
-    def _rotate(self):
-        self._file.close()
-        self._file = None
-        if self.backup_count == 0:
-            os.remove(self.path)
-        else:
-            for n in range(self.backup_count - 1, 0, -1):
-                older = f"{self.path}.{n}"
-                if os.path.exists(older):
-                    os.replace(older, f"{self.path}.{n + 1}")
-            os.replace(self.path, f"{self.path}.1")
-        self._open()
-
-    def _failed(self, exc):
-        # Once per run of failures: a full disk must not flood the log.
-        if not self._failing:
-            LOG.error("Cannot record to %s (requests are served, not "
-                      "recorded): %s", self.path, exc)
-            self._failing = True
-        if self._file is not None:
-            try:
-                self._file.close()
-            except OSError:
-                pass
-            self._file = None
+            self._out.write_locked(b'{"time":%.6f,%s\n' % (now, body))
 
     def flush(self):
-        with self._lock:
-            if self._file is not None and self._dirty:
-                try:
-                    self._file.flush()
-                except OSError as exc:
-                    self._failed(exc)
-                self._dirty = False
-
-    def _flush_every(self, interval):
-        while not self._closed.wait(interval):
-            self.flush()
+        self._out.flush()
 
     def close(self):
         """Write out what is buffered and close the file."""
-        self._closed.set()
-        self.flush()
-        with self._lock:
-            if self._file is not None:
-                self._file.close()
-                self._file = None
+        self._out.close()
 
 
 def _dumps(record):

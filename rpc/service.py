@@ -66,8 +66,14 @@ from rpc import conf as rpc_conf
 from rpc import metrics as metrics_mod
 from rpc import server as server_mod
 from scheduler import conf as scheduler_conf
+from scheduler import (
+    decision_log,
+    framework,
+    host_options,
+    host_updates,
+    manager,
+)
 from scheduler import errors as scheduler_errors
-from scheduler import framework, host_options, host_updates, manager
 
 LOG = logging.getLogger("rpc.service")
 
@@ -182,7 +188,8 @@ def serve(conf, stop, ready=None):
     gracefully. ``ready()`` is called once it serves."""
     # The schema was brought up to date before the workers started.
     store = store_mod.Store(conf)
-    scheduler = manager.Scheduler(conf, store=store)
+    decisions = decision_log.from_conf(conf)
+    scheduler = manager.Scheduler(conf, store=store, decisions=decisions)
     metrics = None
     if metrics_mod.enabled(conf):
         metrics = metrics_mod.SchedulerMetrics(scheduler.stats,
@@ -225,6 +232,8 @@ def serve(conf, stop, ready=None):
     finally:
         transport.cleanup()
         scheduler.close()
+        if decisions is not None:
+            decisions.close()
         store.dispose()
         pauses.uninstall()
         # An in-process caller (the tests) gets its collector back whole.

@@ -1,6 +1,7 @@
 """Options of the scheduler: [scheduler], [filter_scheduler], [metrics]
 and [workarounds], each under the name and default Nova gives it, so that a
-nova.conf's scheduler sections carry over unchanged.
+nova.conf's scheduler sections carry over unchanged; and gantt's own
+[decision_log] (scheduler.decision_log).
 
 Declared once here; entry points register them with :func:`register_opts`
 (registering twice is harmless) and the sample config lists them through
@@ -230,6 +231,62 @@ METRICS_OPTS = [
 ]
 
 
+DECISION_LOG_GROUP = "decision_log"
+
+DECISION_LOG_OPTS = [
+    cfg.BoolOpt(
+        "enabled", default=True,
+        help="gantt: keep, for every select_destinations gantt-scheduler "
+             "decides, what was decided and why (the placement query and "
+             "its candidates, what each filter removed, the best weighed "
+             "hosts with each weigher's share, the chosen host and "
+             "alternates, claims and conflicts, or the cause of no valid "
+             "host) in JSON lines files that 'gantt-manage decisions' "
+             "reads and 'gantt-simulate replay' decides again. It costs "
+             "a few percent of a decision's CPU (docs/scheduling.md, "
+             "\"The decision log\")."),
+    cfg.StrOpt(
+        "directory", default="$state_path/decisions",
+        help="Where the decision log is written: each gantt-scheduler "
+             "process writes its own file, decisions.<pid>.jsonl, and its "
+             "rotated backups (decisions.<pid>.jsonl.1, ...). Created "
+             "when missing. A log that cannot be written is logged once "
+             "and the requests are served all the same."),
+    cfg.IntOpt(
+        "max_bytes", default=64 * 1024 * 1024, min=0,
+        help="Size at which a process's decision file is rotated "
+             "(renamed .1, older backups shifted to .2 ...). 0: never "
+             "rotated for its size."),
+    cfg.IntOpt(
+        "backup_count", default=8, min=0,
+        help="Rotated decision files each process keeps; older ones are "
+             "removed. A process's log takes at most max_bytes x "
+             "(backup_count + 1) bytes."),
+    cfg.IntOpt(
+        "max_age", default=14 * 24 * 3600, min=0,
+        help="Seconds a decision is kept (default 14 days), size "
+             "allowing: a process's file is rotated once its first "
+             "decision is half that old, and any decision file in the "
+             "directory (those of processes that have stopped too) is "
+             "removed once its last decision is that old, so a decision "
+             "goes between max_age and 1.5 x max_age after it was made. "
+             "0: no age bound."),
+    cfg.IntOpt(
+        "top_hosts", default=5, min=0, max=32,
+        help="How many of the best weighed hosts each decision keeps, "
+             "with each weigher's share of their weights."),
+    cfg.IntOpt(
+        "removed_hosts", default=10, min=0,
+        help="How many of the hosts each filter removed a decision names "
+             "(the count removed is always kept)."),
+    cfg.FloatOpt(
+        "flush_interval", default=1.0, min=0.01,
+        help="Seconds between two writes of the buffered decisions to "
+             "the file (no fsync): a crash loses at most this much of the "
+             "log. Everything is written when the service stops."),
+]
+
+
 WORKAROUNDS_OPTS = [
     cfg.BoolOpt(
         "disable_fallback_pcpu_query", default=False,
@@ -244,6 +301,7 @@ def register_opts(conf):
     conf.register_opts(SCHEDULER_OPTS, group="scheduler")
     conf.register_opts(FILTER_SCHEDULER_OPTS, group="filter_scheduler")
     conf.register_opts(METRICS_OPTS, group="metrics")
+    conf.register_opts(DECISION_LOG_OPTS, group=DECISION_LOG_GROUP)
 
 
 def list_opts():
@@ -251,4 +309,5 @@ def list_opts():
     return [("scheduler", SCHEDULER_OPTS),
             ("filter_scheduler", FILTER_SCHEDULER_OPTS),
             ("metrics", METRICS_OPTS),
+            (DECISION_LOG_GROUP, DECISION_LOG_OPTS),
             ("workarounds", WORKAROUNDS_OPTS)]

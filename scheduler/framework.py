@@ -173,6 +173,9 @@ class FilterRun:
     after: int
     # {row: reason}, only when explaining
     reasons: dict[int, str] = dataclasses.field(default_factory=dict)
+    # The first rows it removed, when asked (the decision log's): as
+    # many as ``keep_removed``.
+    removed: Rows | None = None
 
 
 class FilterChain:
@@ -185,21 +188,26 @@ class FilterChain:
 
     def run(self, request: filters_base.Request, rows: Rows,
             once: dict[str | None, Rows], first: bool,
-            explain: bool = False) -> tuple[Rows, list[FilterRun]]:
+            explain: bool = False,
+            keep_removed: int = 0) -> tuple[Rows, list[FilterRun]]:
         """(rows that pass, [FilterRun]) for the candidate ``rows``.
 
         ``once``: the rows that passed each run-once filter, filled for
-        the ``first`` instance of a request and read for the others. A
-        filter's RequestError fails the request as the scheduler's
-        InvalidRequestSpec (errors.from_filter)."""
+        the ``first`` instance of a request and read for the others.
+        ``keep_removed``: each run keeps that many of the rows its filter
+        removed (no reasons: that is ``explain``'s, and costs a call a
+        row). A filter's RequestError fails the request as the
+        scheduler's InvalidRequestSpec (errors.from_filter)."""
         try:
-            return self._run(request, rows, once, first, explain)
+            return self._run(request, rows, once, first, explain,
+                             keep_removed)
         except filters_base.RequestError as exc:
             raise errors.from_filter(exc) from None
 
     def _run(self, request: filters_base.Request, rows: Rows,
              once: dict[str | None, Rows], first: bool,
-             explain: bool) -> tuple[Rows, list[FilterRun]]:
+             explain: bool,
+             keep_removed: int) -> tuple[Rows, list[FilterRun]]:
         runs = []
         for f in self.filters:
             if request.rebuild and not f.RUN_ON_REBUILD:
@@ -219,6 +227,8 @@ class FilterChain:
             if explain:
                 run.reasons = {int(r): f.why(request, int(r))
                                for r in rows[~mask]}
+            if keep_removed and after != len(rows):
+                run.removed = rows[~mask][:keep_removed]
             runs.append(run)
             if after != len(rows):  # most filters pass every row
                 rows = rows[mask]
@@ -252,10 +262,58 @@ class WeigherChain:
         self.weighers = list(weighers)
 
     def weigh(self, request: weighers_base.Request, rows: Rows,
-              explain: bool = False
-              ) -> tuple[Floats, WeighExplanation | None]:
-        """See :func:`weigh`."""
-        return weigh(request, rows, self.weighers, explain)
+              explain: bool = False, keep: bool = False
+              ) -> tuple[Floats, WeighExplanation | None, Weighing | None]:
+        """See :func:`weigh`; also, with ``keep``, the :class:`Weighing`
+        that gives any row's share of each weigher afterwards (None
+        without, or when there was at most one row to weigh)."""
+        return _weigh(request, rows, self.weighers, explain, keep)
+
+
+@dataclasses.dataclass(eq=False)
+class Weighing:
+    """What a weighing kept, to tell afterwards how much each weigher
+    gave a few of its rows, without weighing again (the decision log):
+    per weigher that weighed anything, its name, its values as
+    normalised (clamped to its bounds), the minimum and span they were
+    normalised with and its multiplier (a float, or an array over the
+    rows)."""
+
+    names: list[str]
+    values: Floats  # weighers x rows
+    lows: list[float]
+    spans: list[float]
+    multipliers: list[float | Floats]
+
+    def shares(self, positions: Floats | Rows) -> list[dict[str, float]]:
+        """For each of the rows at ``positions`` (in the weighed rows'
+        order), {weigher: its share of the row's weight}, the weighers
+        in the order they were added up and those that gave exactly 0
+        left out: the shares add up, in that order, to the row's total
+        weight, to the last bit (the operations of _add_weighted, in
+        the same order, element by element)."""
+        at = np.asarray(positions, np.int64)
+        out: list[dict[str, float]] = [{} for _ in range(len(at))]
+        if not len(at):
+            return out
+        # A few rows: Python floats (IEEE doubles, as numpy's) cost less
+        # than numpy calls on arrays this small.
+        lines = self.values[:, at].tolist()
+        for k, name in enumerate(self.names):
+            span = self.spans[k]
+            if span == 0:
+                continue
+            low = self.lows[k]
+            multiplier = self.multipliers[k]
+            factors = ([multiplier] * len(at)
+                       if isinstance(multiplier, float)
+                       else multiplier[at].tolist())
+            for into, value, factor in zip(out, lines[k], factors,
+                                           strict=True):
+                share = (value - low) / span * factor
+                if share:
+                    into[name] = share
+        return out
 
 
 def weigh(request: weighers_base.Request, candidates: npt.ArrayLike,
@@ -269,12 +327,20 @@ def weigh(request: weighers_base.Request, candidates: npt.ArrayLike,
     normalised) arrays, in row order; it is empty when there was at most
     one row to weigh.
     """
+    total, details, _ = _weigh(request, candidates, weighers, explain)
+    return total, details
+
+
+def _weigh(request: weighers_base.Request, candidates: npt.ArrayLike,
+           weighers: Sequence[weighers_base.BaseWeigher],
+           explain: bool = False, keep: bool = False
+           ) -> tuple[Floats, WeighExplanation | None, Weighing | None]:
     rows = np.asarray(candidates, np.int64)
     count = len(rows)
     total = np.zeros(count)
     details: WeighExplanation | None = {} if explain else None
     if count <= 1:
-        return total, details
+        return total, details, None
     used, multipliers, raws = [], [], []
     for weigher in weighers:
         multiplier = _multiplier(weigher, request, rows)
@@ -285,7 +351,7 @@ def weigh(request: weighers_base.Request, candidates: npt.ArrayLike,
         multipliers.append(multiplier)
         raws.append(weigher.raw(request, rows))
     if not used:
-        return total, details
+        return total, details, None
     # A line per weigher, a copy of their own: minima and maxima of all
     # lines in two calls; the rest line by line, on 1-D views (numpy
     # runs broadcast operations over a 2-D temporary many times slower).
@@ -298,6 +364,7 @@ def weigh(request: weighers_base.Request, candidates: npt.ArrayLike,
         weighers_base.bound(kept[k], weigher.minval, weigher.maxval)
     lows, highs = kept.min(axis=1).tolist(), kept.max(axis=1).tolist()
     scratch = np.empty(count)
+    weighing = Weighing([], kept, [], [], multipliers) if keep else None
     for k, weigher in enumerate(used):
         low = lows[k] if weigher.minval is None else float(weigher.minval)
         high = highs[k] if weigher.maxval is None else float(weigher.maxval)
@@ -308,7 +375,11 @@ def weigh(request: weighers_base.Request, candidates: npt.ArrayLike,
         if details is not None:
             _explain(details, weigher, raw[k], kept[k], low, span,
                      multipliers[k])
-    return total, details
+        if weighing is not None:
+            weighing.names.append(_unique_name(weighing.names, weigher))
+            weighing.lows.append(low)
+            weighing.spans.append(span)
+    return total, details, weighing
 
 
 def _add_weighted(total: Floats, line: Floats, low: float, span: float,
@@ -332,14 +403,22 @@ def _add_weighted(total: Floats, line: Floats, low: float, span: float,
     total += scratch
 
 
+def _unique_name(taken: Iterable[str],
+                 weigher: weighers_base.BaseWeigher) -> str:
+    """The weigher's name, numbered (#2, #3...) when it is listed
+    twice."""
+    key = str(weigher.name)
+    n = 2
+    while key in taken:
+        key = f"{weigher.name}#{n}"
+        n += 1
+    return key
+
+
 def _explain(details: WeighExplanation, weigher: weighers_base.BaseWeigher,
              raw: Floats, kept: Floats, low: float, span: float,
              multiplier: float | Floats) -> None:
-    key = str(weigher.name)
-    n = 2
-    while key in details:  # the same weigher listed twice
-        key = f"{weigher.name}#{n}"
-        n += 1
+    key = _unique_name(details, weigher)
     normalized = ((kept - low) / span if span != 0
                   else np.zeros(len(kept)))
     details[key] = {

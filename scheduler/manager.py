@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import logging
 import random
 import threading
 import time
@@ -40,8 +41,9 @@ from placement import errors as placement_errors
 from placement.candidates import engine as engine_mod
 from placement.db import follower
 from placement.db import store as store_mod
-from scheduler import conf as scheduler_conf
 from scheduler import (
+    claims,
+    decision_log,
     errors,
     framework,
     host_request,
@@ -53,6 +55,7 @@ from scheduler import (
     resource_request,
     selection,
 )
+from scheduler import conf as scheduler_conf
 from scheduler.pipeline import candidates as candidates_stage
 from scheduler.pipeline import consumption as consumption_mod
 from scheduler.pipeline import flow
@@ -60,6 +63,11 @@ from scheduler.pipeline import placing as placing_stage
 from scheduler.pipeline import ranking as ranking_stage
 from scheduler.pipeline import selecting as selecting_stage
 from scheduler.pipeline import state as state_mod
+
+LOG = logging.getLogger(__name__)
+
+# The failures a decision log records (the others refuse the request).
+_LOGGED_ERRORS = (errors.NoValidHost, errors.AllocationUpdateFailed)
 
 # Where callers that hold the engine anyway (the simulator, the demo,
 # the tests) have always found it; it lives in scheduler.errors.
@@ -71,12 +79,16 @@ class Scheduler:
     served one at a time (host state consumption must be ordered).
 
     ``registry``: the filter and weigher classes to choose from (default:
-    the built-in ones and those of the entry point groups)."""
+    the built-in ones and those of the entry point groups).
+    ``decisions``: where each decision's record goes
+    (scheduler.decision_log; gantt-scheduler's [decision_log]), if
+    anywhere; the caller closes it."""
 
     def __init__(self, conf: Any, store: store_mod.Store | None = None,
                  rng: random.Random | None = None,
                  clock: Callable[[], float] = time.time,
-                 registry: framework.Registry | None = None) -> None:
+                 registry: framework.Registry | None = None,
+                 decisions: decision_log.Capture | None = None) -> None:
         scheduler_conf.register_opts(conf)
         self.conf = conf
         self._own_store = store is None
@@ -94,6 +106,7 @@ class Scheduler:
         self.weighers = registry.weigher_chain(conf)
         self.rng = rng or random.Random()
         self.clock = clock
+        self.decisions = decisions
         self._lock = threading.Lock()
         self._watches = self.store.open_watches()
         # The connection this scheduler's decisions run on (made on the
@@ -174,16 +187,19 @@ class Scheduler:
         # (num_instances 2, one uuid), and Nova counts the uuids too.
         count = len(uuids) or spec.num_instances
         project, user = _owner(spec, context)
+        request_id = _context_value(context, "request_id")
         if (len(uuids) == 1 and count == 1 and refresh and not explain
                 and not _is_rebuild(spec)):
             decision: state_mod.Decision = self._groups.run(
-                _Request(spec, uuids, project, user, alternates))
+                _Request(spec, uuids, project, user, alternates,
+                         request_id))
             return decision
         with self._lock, self.table.lock, self._pinned():
             cpu, wall = time.thread_time(), time.perf_counter()
             try:
                 return self._decide(spec, uuids, count, project, user,
-                                    explain, refresh, alternates)
+                                    explain, refresh, alternates,
+                                    request_id)
             finally:
                 self._count_decisions(1, cpu, wall)
 
@@ -212,11 +228,13 @@ class Scheduler:
         self.stats["decision_cpu_s"] += time.thread_time() - cpu
         self.stats["decision_wall_s"] += time.perf_counter() - wall
 
-    def _answer_alone(self, waiting: request_groups.Waiting) -> None:
+    def _answer_alone(self, waiting: request_groups.Waiting,
+                      regrouped: int = 0) -> None:
         r: _Request = waiting.request
         try:
             waiting.answer = self._decide(r.spec, r.uuids, 1, r.project,
-                                          r.user, False, True, r.alternates)
+                                          r.user, False, True, r.alternates,
+                                          r.request_id, regrouped)
         except Exception as exc:
             waiting.error = exc
 
@@ -228,11 +246,13 @@ class Scheduler:
         self.sync()
         placed: list[state_mod.RequestState] = []
         decisions = []
+        states = []
         try:
             for waiting in group:
                 r: _Request = waiting.request
                 state = self._request_state(r.spec, r.uuids, 1, r.project,
-                                            r.user, explain=False)
+                                            r.user, False, r.request_id)
+                states.append((waiting, state))
                 state.claim_later = True
                 try:
                     decisions.append(
@@ -247,14 +267,19 @@ class Scheduler:
             for state in reversed(placed):
                 self.pipeline.place.roll_back(state)
             raise
-        if not placed or self._claim_later(placed):
+        claimed = bool(placed) and self._claim_later(placed)
+        if not placed or claimed:
             for waiting, decision in decisions:
                 waiting.answer = decision
+            for waiting, state in states:
+                if claimed and waiting.error is None:
+                    state.claim_tried(None, claims.Outcome.CLAIMED)
+                self._log(state, waiting.error)
             return
         self.stats["group_fallbacks"] += 1
         for waiting in group:
             waiting.error = None
-            self._answer_alone(waiting)
+            self._answer_alone(waiting, regrouped=len(placed))
 
     def _claim_later(self, placed: list[state_mod.RequestState]) -> bool:
         """Claim the group's picks together; False when they must be
@@ -268,30 +293,61 @@ class Scheduler:
 
     def _decide(self, spec: request_spec.RequestSpec, uuids: list[str],
                 count: int, project: str | None, user: str | None,
-                explain: bool, refresh: bool,
-                alternates: bool) -> state_mod.Decision:
-        """schedule() under its locks."""
+                explain: bool, refresh: bool, alternates: bool,
+                request_id: str | None = None,
+                regrouped: int = 0) -> state_mod.Decision:
+        """schedule() under its locks. ``regrouped``: how many requests
+        this one was decided with before their claim together failed."""
         if refresh:
             self.sync()
         state = self._request_state(spec, uuids, count, project, user,
-                                    explain)
+                                    explain, request_id)
+        if regrouped:
+            state.claim_attempts += 1
+            state.conflict(None, f"claimed together with the "
+                                 f"{regrouped - 1} other requests decided "
+                                 "with it: refused; decided again alone")
         try:
-            return self.pipeline.run(state, alternates)
+            decision = self.pipeline.run(state, alternates)
         except errors.NoValidHost as exc:
             exc.explain = state.explain
+            self._log(state, exc)
             raise
+        except errors.AllocationUpdateFailed as exc:
+            self._log(state, exc)
+            raise
+        self._log(state)
+        return decision
 
     def _request_state(self, spec: request_spec.RequestSpec,
                        uuids: list[str], count: int, project: str | None,
-                       user: str | None,
-                       explain: bool) -> state_mod.RequestState:
-        return state_mod.RequestState(
+                       user: str | None, explain: bool,
+                       request_id: str | None = None
+                       ) -> state_mod.RequestState:
+        state = state_mod.RequestState(
             spec=spec, instance_uuids=uuids, count=count,
             project_id=project, user_id=user,
             host_request=host_request.HostRequest(
                 spec=spec, table=self.table, conf=self.conf,
                 now=self.clock(), rebuild=_is_rebuild(spec)),
-            explain={} if explain else None)
+            explain={} if explain else None, request_id=request_id)
+        if self.decisions is not None:
+            self.decisions.prepare(state)
+        return state
+
+    def _log(self, state: state_mod.RequestState,
+             error: BaseException | None = None) -> None:
+        """The decision's record to the decision log, if any: a request
+        placed, or failed for want of a host or a claim (not one refused
+        as invalid). A record that cannot be made fails nothing."""
+        if self.decisions is None or not (
+                error is None or isinstance(error, _LOGGED_ERRORS)):
+            return
+        try:
+            self.decisions.decided(state, self.table, error)
+        except Exception:
+            LOG.exception("Could not log the decision of request %s",
+                          state.request_id)
 
     def _pinned(self) -> Any:
         if self._conn is None or self._conn.closed:
@@ -353,6 +409,7 @@ class _Request:
     project: str | None
     user: str | None
     alternates: bool
+    request_id: str | None = None
 
 
 def _is_rebuild(spec: request_spec.RequestSpec) -> bool:
@@ -367,9 +424,13 @@ def _spec_from_dict(data: dict[str, Any]) -> request_spec.RequestSpec:
 
 def _owner(spec: request_spec.RequestSpec,
            context: Any) -> tuple[str | None, str | None]:
-    context = context or {}
-    get = context.get if isinstance(context, dict) else (
-        lambda k: getattr(context, k, None))
-    project = get("project_id") or spec.project_id
-    user = get("user_id") or spec.user_id
+    project = _context_value(context, "project_id") or spec.project_id
+    user = _context_value(context, "user_id") or spec.user_id
     return project, user
+
+
+def _context_value(context: Any, key: str) -> Any:
+    """``key`` of the caller's context (a dict, or an object), or None."""
+    if isinstance(context, dict):
+        return context.get(key)
+    return getattr(context, key, None)

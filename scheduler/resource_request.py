@@ -94,6 +94,8 @@ LOG = logging.getLogger(__name__)
 
 _RESOURCES = re.compile(r"^resources([a-zA-Z0-9_-]{0,64}):(.+)$")
 _TRAIT = re.compile(r"^trait([a-zA-Z0-9_-]{0,64}):(.+)$")
+# What urlencode (quote_plus, safe=":,!") leaves as it is.
+_UNQUOTED = re.compile(r"[A-Za-z0-9_.~:,!-]*")
 # The resource classes Nova's API lets a flavor ask for: the standard
 # ones and custom ones by their form.
 _STANDARD_CLASSES = frozenset(os_resource_classes.STANDARDS)
@@ -240,6 +242,12 @@ class ResourceRequest:
             pairs.append(("group_policy", self.group_policy))
         if self.limit:
             pairs.append(("limit", str(self.limit)))
+        if _UNQUOTED.fullmatch("".join(k + v for k, v in pairs)):
+            # Nothing to quote (names, uuids, numbers: the usual case,
+            # and the decision log's, which writes it for every
+            # request): joined, as urlencode would, in a tenth of its
+            # time.
+            return "&".join(f"{k}={v}" for k, v in pairs)
         return urllib.parse.urlencode(pairs, safe=":,!")
 
 

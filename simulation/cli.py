@@ -9,14 +9,19 @@
     gantt-simulate capacity --flavor F [--flavors FILE]
                        [--cloud FILE | --from-placement [URL] |
                         --config-file CONF] [--format table|json]
+    gantt-simulate replay INSTANCE_UUID | RECORD.json [--config-file CONF]
+                       [--cloud FILE] [--decisions DIR]
+                       [--format table|json]
 
 Exit status: 0 on success, 2 for a file or argument that cannot be used
 (the message names the file and field) or when the "simulate" extra is
-not installed (run, compare, capacity of a cloud file), 1 for any other
-failure.
+not installed (run, compare, capacity or replay on a cloud file), 1
+for any other failure. replay: 2 also when no decision is logged about
+the instance.
 """
 
 import argparse
+import contextlib
 import json
 import logging
 import os
@@ -29,7 +34,7 @@ from placement import conf as placement_conf
 from placement.adopt import cloud_auth
 from scheduler import errors as scheduler_errors
 from scheduler import manager
-from simulation import capacity, config, from_placement
+from simulation import capacity, config, decision_replay, from_placement
 from simulation import cloud as cloud_mod
 from simulation import workload as workload_mod
 
@@ -117,6 +122,26 @@ def _parser():
     cap.add_argument("--format", choices=["table", "json"],
                      default="table")
     cap.set_defaults(handler=cmd_capacity)
+
+    again = sub.add_parser(
+        "replay", help="decide a logged decision again under a config, "
+                       "on the cloud as it is now, and say what would "
+                       "change")
+    again.add_argument(
+        "decision", metavar="INSTANCE_UUID|RECORD.json",
+        help="an instance uuid (its newest logged decision) or a file "
+             "holding a record ('gantt-manage decisions show UUID "
+             "--format json' prints them)")
+    _config_args(again, "gantt config to decide with; without --cloud, "
+                        "its database holds the cloud decided on")
+    again.add_argument("--cloud", help="decide on this cloud file (YAML or "
+                                       "JSON) instead of the database")
+    again.add_argument("--decisions", metavar="DIR",
+                       help="the decision log's directory (default: "
+                            "[decision_log] directory of --config-file)")
+    again.add_argument("--format", choices=["table", "json"],
+                       default="table")
+    again.set_defaults(handler=cmd_replay)
     return parser
 
 
@@ -263,30 +288,59 @@ def _flavors_of(path):
     return workload_mod.parse_flavors(data, path)
 
 
+@contextlib.contextmanager
+def _scheduler(conf, cloud=None):
+    """A Scheduler, up to date, on ``cloud`` (a cloud read: loaded into
+    a scratch database) or, without, on the database of ``conf``;
+    closed after."""
+    if cloud is not None:
+        _need_extra()
+        scratch = runner.Simulation(conf, cloud, None)
+        try:
+            scratch.open_cloud()
+            yield scratch.schedulers[0]
+        finally:
+            scratch.close()
+        return
+    scheduler = manager.Scheduler(conf)
+    try:
+        scheduler.sync()
+        yield scheduler
+    finally:
+        scheduler.close()
+
+
 def cmd_capacity(args):
     name, flavor = _flavor(args)
     conf = _load_config(args, args.config)
+    cloud = None
     if args.cloud or args.from_placement:
         _need_extra()
         cloud, _ = _read_cloud(args)
-        scratch = runner.Simulation(conf, cloud, None)
-        scratch.open_cloud()
-        scheduler = scratch.schedulers[0]
-    else:
-        scratch = None
-        scheduler = manager.Scheduler(conf)
-        scheduler.sync()
-    try:
+    with _scheduler(conf, cloud) as scheduler:
         result = capacity_report(scheduler, conf, name, flavor)
-    finally:
-        if scratch is not None:
-            scratch.close()
-        else:
-            scheduler.close()
     if args.format == "json":
         print(json.dumps(result, indent=2, sort_keys=True))
     else:
         print(render_capacity(result))
+
+
+def cmd_replay(args):
+    conf = _load_config(args, args.config)
+    directory = os.path.expanduser(args.decisions
+                                   or conf.decision_log.directory)
+    record, count = decision_replay.logged(args.decision, directory)
+    on = decision_replay.where(conf, args.cloud)
+    cloud = cloud_mod.read(args.cloud) if args.cloud else None
+    with _scheduler(conf, cloud) as scheduler:
+        now = decision_replay.replay(scheduler, record)
+    if args.format == "json":
+        print(json.dumps({"decision": record, "replay": now,
+                          "config": args.config, "decided_on": on,
+                          "changes": decision_replay.changes(record, now)},
+                         indent=2, sort_keys=True))
+    else:
+        print(decision_replay.render(record, now, args.config, on, count))
 
 
 def capacity_report(scheduler, conf, name, flavor):
@@ -346,7 +400,7 @@ def main(argv=None):
         usage=(loader.CloudFileError, workload_mod.WorkloadError,
                config.ConfigError, UsageError,
                from_placement.PlacementReadError,
-               scheduler_errors.ConfigError),
+               scheduler_errors.ConfigError, decision_replay.ReplayError),
         failures=(scheduler_errors.SchedulerError, OSError))
 
 

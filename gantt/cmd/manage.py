@@ -7,6 +7,11 @@
     gantt-manage [--config-file F] cloud export FILE
     gantt-manage [--config-file F] schedule SPEC [--claim] [--explain]
     gantt-manage [--config-file F] scheduler ping [--timeout S] [--topic T]
+    gantt-manage [--config-file F] decisions show INSTANCE_UUID
+                 [--host HOST] [--format table|json] [--dir DIR]
+    gantt-manage [--config-file F] decisions list [--since WHEN]
+                 [--host HOST] [--no-valid-host] [--limit N]
+                 [--format table|json] [--dir DIR]
     gantt-manage [--config-file F] allocations audit [--heal]
                  [--older-than S] [--format table|json]
     gantt-manage [--config-file F] placement import --from URL
@@ -33,7 +38,8 @@ differs (each printed), 2 when the other service cannot be asked;
 placement export: 2 when the destination is not an empty OpenStack
 Placement database; scheduler ping: 1 when no gantt-scheduler answers
 within --timeout (default 10 s); compute reshape: 1 when a node was
-not reshaped (--rolling: the others went on).
+not reshaped (--rolling: the others went on); decisions show: 2 when
+the instance has no logged decision.
 """
 
 import json
@@ -51,7 +57,13 @@ from placement.adopt import exporter, importer, openstack_db, verify
 from placement.db import migration, schema_state
 from placement.db import store as store_mod
 from rpc import ping_command
-from scheduler import allocation_audit, host_options, host_state, host_updates
+from scheduler import (
+    allocation_audit,
+    decisions_command,
+    host_options,
+    host_state,
+    host_updates,
+)
 from scheduler import cli as scheduler_cli
 from scheduler import conf as scheduler_conf
 from scheduler import errors as scheduler_errors
@@ -297,6 +309,7 @@ def _add_parsers(subparsers):
     exp.set_defaults(run=placement_export)
 
     scheduler_cli.add_parser(subparsers)
+    decisions_command.add_parser(subparsers)
     ping_command.add_parser(subparsers)
     reshape_command.add_parser(subparsers)
 
@@ -338,6 +351,7 @@ USAGE_ERRORS = (loader.CloudFileError, openstack_db.SourceError,
                 exporter.ExportRefused, scheduler_cli.SpecFileError,
                 scheduler_errors.InvalidRequestSpec,
                 scheduler_errors.ConfigError,
+                *decisions_command.USAGE_ERRORS,
                 *reshape_command.USAGE_ERRORS)
 FAILURES = (scheduler_errors.SchedulerError, errors.PlacementError,
             host_updates.SourceError, schema_state.SchemaNotReady,

@@ -110,6 +110,7 @@ class Place:
         try:
             outcome = self._timed(self.port.claim_all, writes,
                                   state.project_id, state.user_id, rules)
+            state.claim_tried(None, outcome)
         except errors.SchedulerError:
             # An instance holds allocations already: one at a time
             # claims it beside them.
@@ -200,6 +201,7 @@ class Place:
                 outcome = self._timed(self.port.claim, consumer, wanted,
                                       state.project_id, state.user_id,
                                       state.held, rule, seen)
+                state.claim_tried(row, outcome)
                 if outcome is claims.Outcome.CLAIMED:
                     state.claimed.append(consumer)
                     state.allocations[i] = wanted

@@ -47,15 +47,17 @@ class Rank:
         else:
             passed, runs = self.filters.run(
                 request, state.rows, state.once, first=(i == 0),
-                explain=explain)
-        weights, weigh_explain = self.weighers.weigh(request, passed,
-                                                     explain=explain)
+                explain=explain, keep_removed=state.keep_removed)
+        weights, weigh_explain, weighing = self.weighers.weigh(
+            request, passed, explain=explain, keep=state.logged)
         ranking = state_mod.Ranking(runs, passed, weights,
-                                    self._order(passed, weights))
+                                    self._order(passed, weights), weighing)
         if i == 0:
             state.first_ranking = ranking
         if explain:
             self._record(state, ranking, weigh_explain)
+        if state.logged:
+            state.last_ranked = (i, ranking)
         return ranking
 
     def _order(self, rows: state_mod.Rows,

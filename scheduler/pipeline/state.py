@@ -39,6 +39,9 @@ class Ranking:
     weights: Floats
     # The passed rows best first, the pick first (scheduler.best_first).
     ordered: best_first.BestFirst
+    # Each weigher's share of any row's weight, kept when the request is
+    # logged (RequestState.logged).
+    weighing: framework.Weighing | None = None
 
 
 @dataclasses.dataclass(eq=False)
@@ -71,6 +74,13 @@ class RequestState:
     # Pick every instance but claim none: the Scheduler claims several
     # requests' picks together (Place.claim_later).
     claim_later: bool = False
+    # The caller's request id (the RPC context's), for the decision log.
+    request_id: str | None = None
+    # The decision log wants this request (scheduler.decision_log): the
+    # rankings keep their weighings, and each filter run that many of
+    # the rows it removed.
+    logged: bool = False
+    keep_removed: int = 0
 
     # -- candidates (scheduler.pipeline.candidates) -------------------------
     # The placement query (None for a rebuild, which asks placement
@@ -92,6 +102,10 @@ class RequestState:
     # rejected are not ranked again (scheduler.pipeline.requery).
     first_ranking: Ranking | None = None
     turns: list[Turn] = dataclasses.field(default_factory=list)
+    # When logged: the last ranking made and its instance (the one a
+    # NoValidHost failed on; after a request of several instances, the
+    # one its alternates came from).
+    last_ranked: tuple[int, Ranking] | None = None
 
     # -- claims and what they took (placing, consumption) ------------------
     claimed: list[str] = dataclasses.field(default_factory=list)
@@ -106,6 +120,12 @@ class RequestState:
     # is claimed, the one the selection reports)
     allocations: dict[int, result_mod.AllocationRequest | None] = \
         dataclasses.field(default_factory=dict)
+    # Claims tried for this request, and the rows where one was refused
+    # or a pick could not stand, with why (row None: the request's picks
+    # as a whole): see claim_tried and conflict.
+    claim_attempts: int = 0
+    conflicts: list[tuple[int | None, str]] = dataclasses.field(
+        default_factory=list)
     # Rows whose host state took an instance, once per instance.
     consumed: list[int] = dataclasses.field(default_factory=list)
     # row -> its node record before the instances' NUMA cells and PCI
@@ -134,6 +154,20 @@ class RequestState:
         """A rebuild on the instance's own host: placement is asked
         nothing and nothing is claimed."""
         return self.host_request.rebuild
+
+    def claim_tried(self, row: int | None,
+                    outcome: claims.Outcome) -> None:
+        """A claim was tried for this request on ``row`` (None: all of
+        its picks in one transaction): counted, and a refused one kept
+        as a conflict."""
+        self.claim_attempts += 1
+        if outcome is not claims.Outcome.CLAIMED:
+            self.conflicts.append((row, outcome.value))
+
+    def conflict(self, row: int | None, reason: str) -> None:
+        """A pick on ``row`` could not stand, for ``reason`` (a check at
+        claim time), without a claim being tried."""
+        self.conflicts.append((row, reason))
 
     def candidates_on(self, row: int) -> Sequence[int]:
         """The candidates anchored on host ``row``, found when asked

@@ -1,0 +1,363 @@
+"""The decision log ([decision_log]): for every select_destinations a
+gantt-scheduler process decides, what was decided and why, one JSON
+object a line, for `gantt-manage decisions` to show and `gantt-simulate
+replay` to decide again (docs/scheduling.md, "The decision log").
+
+A record (format 1) holds:
+
+- ``time`` (seconds since the epoch), ``request`` (the caller's request
+  id), ``instances`` (their uuids; empty when the caller sent none, and
+  nothing was claimed), ``count``, ``result`` (``placed``,
+  ``no_valid_host`` or ``claim_failed``), ``error`` (``cause`` and
+  ``message``, when it failed);
+- ``query`` (the GET /allocation_candidates query string that asks the
+  same; None for a rebuild), ``candidates`` (what placement returned),
+  ``hosts`` (the compute hosts they are on, as the request narrowed
+  them), ``requery`` (when a limited candidate list was all filtered out
+  and placement was asked again);
+- ``placements``, per instance placed (or the one no host was found
+  for): ``filters`` (each filter's name, hosts before and after, and the
+  first ``removed_hosts`` nodes it removed), ``passed``, ``top`` (the
+  first ``top_hosts`` of the order the scheduler tried, each with its
+  weight and every weigher's share of it: the shares add up to the
+  weight), ``chosen`` and ``alternates`` (host, node, weight and rank by
+  weight among the hosts that passed: 1 is the best weighed);
+- ``claims``: ``attempts`` and ``conflicts`` ({host, reason}: a claim
+  refused, or a pick that could not stand; host None: the request's
+  picks claimed as a whole);
+- ``spec``: the request spec, as gantt's JSON form reads it back.
+
+Cheap by design (it never asks for explain's reasons, a call per
+removed host): the filter runs keep a few removed rows, the weighers'
+normalised values are kept by reference and only the shares of the top
+hosts are computed, after the decision; one orjson call and a buffered
+write. Files and their bounds: placement.rotating_file, one file a
+process (decisions.<pid>.jsonl) in ``directory``; the age sweep covers
+every decision file there, those of processes long gone too.
+"""
+
+from __future__ import annotations
+
+import datetime
+import glob
+import os
+import re
+import time
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+import orjson
+from oslo_log import log as logging
+
+from placement import rotating_file
+from scheduler import conf as scheduler_conf
+from scheduler import errors
+
+LOG = logging.getLogger(__name__)
+
+FORMAT = 1
+GROUP = scheduler_conf.DECISION_LOG_GROUP
+# decisions.<pid>.jsonl and its backups, decisions.<pid>.jsonl.<n>
+_FILE = re.compile(r"^decisions\.(\d+)\.jsonl(?:\.(\d+))?$")
+_OPTIONS = orjson.OPT_APPEND_NEWLINE | orjson.OPT_SERIALIZE_NUMPY
+
+
+class Capture:
+    """Builds a record for each decision and keeps it in memory (what
+    gantt-simulate replay compares with the log); :class:`DecisionLog`
+    writes them instead. The Scheduler calls :meth:`prepare` on each
+    request's state before deciding and :meth:`decided` after."""
+
+    def __init__(self, top_hosts: int = 5, removed_hosts: int = 10,
+                 wall: Any = time.time) -> None:
+        self.top_hosts = top_hosts
+        self.removed_hosts = removed_hosts
+        self._wall = wall
+        self.records: list[dict[str, Any]] = []
+
+    def prepare(self, state: Any) -> None:
+        state.logged = True
+        state.keep_removed = self.removed_hosts
+
+    def decided(self, state: Any, table: Any,
+                error: errors.SchedulerError | None = None) -> None:
+        self.keep(record(state, table, error, self.top_hosts, self._wall()))
+
+    def keep(self, found: dict[str, Any]) -> None:
+        self.records.append(found)
+
+    def close(self) -> None:
+        pass
+
+
+class DecisionLog(Capture):
+    """Appends records to ``directory``/decisions.<pid>.jsonl."""
+
+    def __init__(self, directory: str, max_bytes: int = 0,
+                 backup_count: int = 0, max_age: float = 0.0,
+                 flush_interval: float = 1.0, top_hosts: int = 5,
+                 removed_hosts: int = 10, scheduler: str | None = None,
+                 wall: Any = time.time) -> None:
+        super().__init__(top_hosts, removed_hosts, wall)
+        self.directory = os.fspath(directory)
+        self.max_age = max_age
+        self.path = os.path.join(self.directory,
+                                 f"decisions.{os.getpid()}.jsonl")
+        header = orjson.dumps({
+            "decision_log": FORMAT, "started_at": round(wall(), 3),
+            "scheduler": scheduler, "pid": os.getpid()})
+        self._out = rotating_file.RotatingFile(
+            self.path, header, LOG,
+            ("Cannot write the decision log %s (requests are served, "
+             "their decisions not logged): %s",
+             "Writing the decision log %s again"),
+            max_bytes=max_bytes, backup_count=backup_count,
+            flush_interval=flush_interval, max_age=max_age,
+            on_rotate=self.sweep, wall=wall,
+            thread_name="gantt-decisions-flush")
+        self.sweep()
+
+    def keep(self, found: dict[str, Any]) -> None:
+        self._out.write(orjson.dumps(found, default=_default,
+                                     option=_OPTIONS))
+
+    def sweep(self) -> None:
+        """Remove the decision files of the directory whose last record
+        is older than max_age (this process's current file aside: its
+        own age rotates it first)."""
+        if not self.max_age:
+            return
+        limit = self._wall() - self.max_age
+        for path in files(self.directory):
+            if path == self.path:
+                continue
+            try:
+                if os.path.getmtime(path) < limit:
+                    os.remove(path)
+            except OSError:
+                pass  # gone already, or not ours to remove
+
+    def flush(self) -> None:
+        self._out.flush()
+
+    def close(self) -> None:
+        self._out.close()
+
+
+def from_conf(conf: Any) -> DecisionLog | None:
+    """The DecisionLog ``conf`` asks for, or None when it is off."""
+    scheduler_conf.register_opts(conf)
+    opts = conf[GROUP]
+    if not opts.enabled:
+        return None
+    log = DecisionLog(
+        os.path.expanduser(opts.directory), max_bytes=opts.max_bytes,
+        backup_count=opts.backup_count, max_age=opts.max_age,
+        flush_interval=opts.flush_interval, top_hosts=opts.top_hosts,
+        removed_hosts=opts.removed_hosts,
+        scheduler=conf.host if "host" in conf else None)
+    LOG.info("Logging decisions to %s", log.path)
+    return log
+
+
+def _default(value: Any) -> Any:
+    # Sets (a spec's traits) and anything else orjson does not know.
+    if isinstance(value, set | frozenset):
+        return sorted(value)
+    return str(value)
+
+
+# -- the record ----------------------------------------------------------
+
+
+def record(state: Any, table: Any, error: errors.SchedulerError | None,
+           top: int, now: float) -> dict[str, Any]:
+    """The record of the decision ``state`` holds (see the module's
+    doc); ``error``: why it failed."""
+    query = state.query
+    found: dict[str, Any] = {
+        "time": round(now, 3),
+        "request": state.request_id,
+        "instances": list(state.instance_uuids),
+        "count": state.count,
+        "result": _result(error),
+        "query": None if query is None else query.query(),
+        "candidates": (None if state.candidates is None
+                       else len(state.candidates)),
+        "hosts": len(state.rows),
+    }
+    requery = getattr(state, "requery", None)
+    if requery:
+        found["requery"] = requery
+    placements = []
+    if error is None:
+        turns = state.turns
+        # A request of several instances takes its alternates from a
+        # ranking made after every pick (scheduler.pipeline.flow).
+        last = state.last_ranked
+        after = last[1] if last is not None and len(turns) > 1 else None
+        for i, turn in enumerate(turns):
+            alternates = [table.row_of(s.compute_node_uuid)
+                          for s in state.selections[i][1:]]
+            placements.append(_placement(
+                state, table, i, turn.ranking, top, turn.chosen,
+                alternates, after or turn.ranking))
+    else:
+        found["error"] = {"cause": getattr(error, "cause", "claim"),
+                          "message": error.message}
+        if state.last_ranked is not None:
+            i, ranking = state.last_ranked
+            placements.append(_placement(state, table, i, ranking, top))
+    found["placements"] = placements
+    found["claims"] = {
+        "attempts": state.claim_attempts,
+        "conflicts": [{"host": None if row is None else table.hosts[row],
+                       "reason": reason}
+                      for row, reason in state.conflicts]}
+    found["spec"] = state.spec
+    return found
+
+
+def _result(error: errors.SchedulerError | None) -> str:
+    if error is None:
+        return "placed"
+    if isinstance(error, errors.NoValidHost):
+        return "no_valid_host"
+    return "claim_failed"
+
+
+def _placement(state: Any, table: Any, i: int, ranking: Any, top: int,
+               chosen: int | None = None, alternates: Sequence[Any] = (),
+               alternates_ranking: Any = None) -> dict[str, Any]:
+    nodes = table.nodenames
+    uuids = state.instance_uuids
+    out: dict[str, Any] = {
+        "index": i,
+        "instance": uuids[i] if i < len(uuids) else None,
+        "filters": [_filter_run(run, nodes) for run in ranking.runs],
+        "passed": len(ranking.passed),
+    }
+    if state.forced is not None:
+        out["forced"] = True
+    head = ranking.ordered.head
+    at = np.searchsorted(ranking.passed, head)
+    weights = ranking.weights[at].tolist()
+    if top and head:
+        shares = (ranking.weighing.shares(at[:top]) if ranking.weighing
+                  is not None else [{} for _ in head[:top]])
+        out["top"] = [{"host": table.hosts[row], "node": nodes[row],
+                       "weight": weight, "weighers": share}
+                      for row, weight, share in zip(
+                          head[:top], weights[:top], shares, strict=True)]
+    if chosen is not None:
+        out["chosen"] = _pick(table, chosen, ranking, head, weights)
+        if alternates_ranking is not ranking:
+            head = alternates_ranking.ordered.head
+            weights = alternates_ranking.weights[np.searchsorted(
+                alternates_ranking.passed, head)].tolist()
+        out["alternates"] = [
+            _pick(table, row, alternates_ranking, head, weights)
+            for row in alternates if row is not None]
+    return out
+
+
+def _filter_run(run: Any, nodes: Any) -> dict[str, Any]:
+    out = {"name": run.name, "before": run.before, "after": run.after}
+    if run.removed is not None:
+        out["removed"] = [nodes[row] for row in run.removed.tolist()]
+    return out
+
+
+def _pick(table: Any, row: int, ranking: Any, head: list[int],
+          weights: list[float]) -> dict[str, Any]:
+    """A chosen host or alternate: its weight and its rank by weight
+    among the hosts that passed (1: the best weighed, ties share a
+    rank). ``head``: the ranking's first rows (every row weighing more
+    than one of them is among them) and their ``weights``."""
+    out: dict[str, Any] = {"host": table.hosts[row],
+                           "node": table.nodenames[row]}
+    if row in head:
+        weight = weights[head.index(row)]
+        out["weight"] = weight
+        out["rank"] = 1 + sum(1 for w in weights if w > weight)
+        return out
+    passed = ranking.passed
+    at = int(np.searchsorted(passed, row))
+    if at < len(passed) and passed[at] == row:
+        all_weights = ranking.weights
+        found = all_weights[at]
+        out["weight"] = float(found)
+        out["rank"] = 1 + int(np.count_nonzero(all_weights > found))
+    return out
+
+
+# -- reading the log ------------------------------------------------------
+
+
+class LogReadError(errors.SchedulerError):
+    """The decision log's directory cannot be read."""
+
+
+def files(directory: str) -> list[str]:
+    """The decision files of ``directory``: each process's backups oldest
+    first, then its current file."""
+    found = []
+    for path in glob.glob(os.path.join(glob.escape(directory),
+                                       "decisions.*.jsonl*")):
+        match = _FILE.match(os.path.basename(path))
+        if match:
+            backup = int(match.group(2) or 0)
+            found.append((int(match.group(1)), -backup, path))
+    return [path for _, _, path in sorted(found)]
+
+
+def read(directory: str, needle: str | None = None
+         ) -> Iterator[dict[str, Any]]:
+    """Every record in ``directory``'s decision files (a file's order;
+    see :func:`ordered`), each with ``scheduler`` and ``pid`` from its
+    file's header. ``needle``: only the lines that contain it (the
+    cheap way to find an instance's records in a large log). A line cut
+    short (a crash while it was written) is passed over."""
+    if not os.path.isdir(directory):
+        raise LogReadError(f"no decision log at {directory} (see "
+                           "[decision_log] directory)")
+    raw = needle.encode() if needle else None
+    for path in files(directory):
+        header: dict[str, Any] = {}
+        try:
+            with open(path, "rb") as f:
+                for line in f:
+                    if raw is not None and raw not in line \
+                            and not line.startswith(b'{"decision_log"'):
+                        continue
+                    try:
+                        found = orjson.loads(line)
+                    except orjson.JSONDecodeError:
+                        continue
+                    if "decision_log" in found:
+                        header = found
+                        continue
+                    found["scheduler"] = header.get("scheduler")
+                    found["pid"] = header.get("pid")
+                    yield found
+        except FileNotFoundError:
+            continue  # rotated or removed while the directory was read
+
+
+def ordered(records: Iterator[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Records oldest first (the files of several processes
+    interleave)."""
+    return sorted(records, key=lambda r: r.get("time") or 0)
+
+
+def of_instance(directory: str, instance: str) -> list[dict[str, Any]]:
+    """The records of the decisions about ``instance``, oldest first."""
+    return ordered(r for r in read(directory, instance)
+                   if instance in r.get("instances", ()))
+
+
+def iso(epoch: float) -> str:
+    """A record's time as people read it (UTC, to the millisecond)."""
+    return datetime.datetime.fromtimestamp(
+        epoch, datetime.timezone.utc).isoformat(timespec="milliseconds")
