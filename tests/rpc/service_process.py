@@ -30,6 +30,7 @@ class Service:
         self.config.write_text(textwrap.dedent(f"""\
             [DEFAULT]
             transport_url = {helpers.RABBIT_URL}
+            state_path = {tmp_path / "state"}
             host = {self.host}
             log_file = {self.log}
             debug = {debug}
