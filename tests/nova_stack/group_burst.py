@@ -25,15 +25,20 @@ What is counted (``Burst.report``), all from Nova:
   Nova's databases (the API database's group members and policies, the
   cell databases' instances: host, launched_at, deleted_at), so that a
   violation whose member was deleted later still counts;
-- late-check reschedules: build attempts beyond the first, from the
+- late-check reschedules: nova-compute checks the policy again after
+  its claim ([workarounds] disable_group_policy_check_upcall false, the
+  default) and sends a build that breaks it back to the conductor,
+  which tries an alternate. Counted as the build attempts beyond the
+  first (``reschedules``, ``servers_rescheduled``): the
   ``compute__do_build_and_run_instance`` events of each server's create
-  action (the cell database's instance_actions_events: one event per
-  attempt, on the host that tried), and, as a second count, the
-  computes' logs: nova-compute logs "[instance: UUID] Failed to build
-  and run instance: nova.exception.GroupAffinityViolation:
-  Anti-affinity (or Affinity) instance group policy was violated" at
-  ERROR each time its late check fails (the conductor then retries on
-  an alternate).
+  action in the cell database's instance_actions_events, one per
+  attempt; and, as a second count, the failed checks in the computes'
+  logs (``failed_checks_logged``): nova-compute logs "[instance: UUID]
+  Failed to build and run instance:
+  nova.exception.GroupAffinityViolation: Anti-affinity (or Affinity)
+  instance group policy was violated" at ERROR each time. The two
+  differ by one for each server whose last allowed attempt failed the
+  check (no retry left: ERROR, retries exhausted).
 """
 
 import collections
@@ -110,7 +115,7 @@ def plan(groups, cycles, seed):
     """``groups`` groups, two fifths anti-affinity (2 to 3 members),
     one fifth anti-affinity with max_server_per_host=2 (3 to 5), two
     fifths affinity (2 to 4); each filled, then ``cycles`` times two
-    members (or all, for a group of two) deleted and replaced."""
+    members or all of them deleted and replaced."""
     rng = random.Random(seed)
     made = []
     for n in range(groups):
@@ -132,8 +137,9 @@ def plan(groups, cycles, seed):
 
 
 class Watcher(threading.Thread):
-    """Lists every server once a ``interval`` (one call for all the
-    clients' waits) and keeps each server's first settled status."""
+    """Lists every server every ``interval`` seconds (one call serves
+    all the clients' waits) and keeps each server's first settled
+    status."""
 
     def __init__(self, nova, interval=1.0):
         super().__init__(name="burst-watcher", daemon=True)
