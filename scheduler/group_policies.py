@@ -36,8 +36,10 @@ RULES = {"anti-affinity": consumer_groups.SPREAD,
 # the group changed (each time on what placement said of it).
 REDECISIONS = 3
 
-# Where an instance's known roots are kept for a request.
+# Where a request keeps its members' known roots, and that it read the
+# database's members already (a re-query places it again).
 _KNOWN = "group_policies.known"
+_READ = "group_policies.read"
 
 
 def enforced(state: Any) -> bool:
@@ -52,8 +54,10 @@ def enforced(state: Any) -> bool:
 def read_members(state: Any, port: Any) -> None:
     """Start the request's view of its group from the database's
     members (those placed by other schedulers included)."""
-    if not enforced(state):
+    memo = state.host_request.memo
+    if not enforced(state) or _READ in memo:
         return
+    memo[_READ] = True
     placed = port.group_members(state.spec.instance_group.uuid)
     if placed:
         learn(state, placed)

@@ -2,6 +2,7 @@
 on RabbitMQ and a database, with a client transport to call it as a
 Nova conductor does; for the service tests and the fault soak."""
 
+import contextlib
 import pathlib
 import re
 import signal
@@ -10,11 +11,37 @@ import sys
 import textwrap
 import uuid as uuidlib
 
+from cloudfile import loader
+from placement.db import store as store_mod
+from tests import databases
 from tests.rpc import helpers
 
 REPO = pathlib.Path(__file__).parents[2]
 # oslo.log's default line: "<date> <time> <pid> <LEVEL> <logger> [...] msg"
 LOG_LINE = re.compile(r"^\S+ \S+ (\d+) (\w+) (\S+) (?:\[.*?\] )?(.*)$")
+
+
+@contextlib.contextmanager
+def pg_cloud(tmp_path_factory, cloud):
+    """The URL of a PostgreSQL scratch database holding ``cloud`` (a
+    cloud file's text), loaded as `gantt-manage cloud load` loads it;
+    RabbitMQ and PostgreSQL are needed (databases.unavailable)."""
+    helpers.require_rabbit()
+    try:
+        url = databases.create_scratch("postgresql")
+    except Exception as exc:  # any connection failure
+        databases.unavailable("postgresql", str(exc).splitlines()[0])
+    path = tmp_path_factory.mktemp("cloud") / "cloud.yaml"
+    path.write_text(cloud)
+    store = store_mod.Store.open(databases.make_conf(url))
+    try:
+        loader.load(store, loader.read(str(path)))
+    finally:
+        store.dispose()
+    try:
+        yield url
+    finally:
+        databases.drop_scratch("postgresql", url)
 
 
 class Service:

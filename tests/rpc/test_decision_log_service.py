@@ -16,11 +16,8 @@ import uuid as uuidlib
 import oslo_messaging
 import pytest
 
-from cloudfile import loader
-from placement.db import store as store_mod
 from scheduler import decision_log
-from tests import databases
-from tests.rpc import helpers
+from tests.rpc import helpers, service_process
 from tests.rpc.service_process import Service
 
 BIN = pathlib.Path(sys.executable).parent
@@ -36,20 +33,8 @@ providers:
 
 @pytest.fixture(scope="module")
 def pg_cloud(tmp_path_factory):
-    helpers.require_rabbit()
-    try:
-        url = databases.create_scratch("postgresql")
-    except Exception as exc:  # any connection failure
-        databases.unavailable("postgresql", str(exc).splitlines()[0])
-    path = tmp_path_factory.mktemp("cloud") / "cloud.yaml"
-    path.write_text(CLOUD)
-    store = store_mod.Store.open(databases.make_conf(url))
-    try:
-        loader.load(store, loader.read(str(path)))
-    finally:
-        store.dispose()
-    yield url
-    databases.drop_scratch("postgresql", url)
+    with service_process.pg_cloud(tmp_path_factory, CLOUD) as url:
+        yield url
 
 
 @pytest.fixture

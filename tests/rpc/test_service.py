@@ -22,7 +22,6 @@ import oslo_messaging
 import pytest
 import sqlalchemy as sa
 
-from cloudfile import loader
 from placement import direct
 from placement import errors as placement_errors
 from placement.db import store as store_mod
@@ -30,7 +29,7 @@ from rpc import cell_retry
 from rpc import client as rpc_client
 from scheduler import host_records
 from tests import databases
-from tests.rpc import helpers
+from tests.rpc import helpers, service_process
 from tests.rpc.service_process import REPO, Service
 
 HOSTS = ("cn1", "cn2", "cn3")
@@ -46,20 +45,8 @@ providers:
 def pg_cloud(tmp_path_factory):
     """The URL of a PostgreSQL scratch database holding a three-host
     cloud, loaded as `gantt-manage cloud load` loads it."""
-    helpers.require_rabbit()
-    try:
-        url = databases.create_scratch("postgresql")
-    except Exception as exc:  # any connection failure
-        databases.unavailable("postgresql", str(exc).splitlines()[0])
-    path = tmp_path_factory.mktemp("cloud") / "cloud.yaml"
-    path.write_text(CLOUD)
-    store = store_mod.Store.open(databases.make_conf(url))
-    try:
-        loader.load(store, loader.read(str(path)))
-    finally:
-        store.dispose()
-    yield url
-    databases.drop_scratch("postgresql", url)
+    with service_process.pg_cloud(tmp_path_factory, CLOUD) as url:
+        yield url
 
 
 @pytest.fixture
