@@ -7,7 +7,7 @@ of gantt-scheduler, called as a Nova conductor calls it.
         [--db URL] [--spec-form nova|gantt]
         [--change-feed redis://127.0.0.1:6379/0]
         [--claim-group-sizes 1,8] [--listener-idle-waits 0.001,0.05]
-        [--rates 100,200] [--messaging-floor]
+        [--rates 100,200] [--messaging-floor] [--decision-log-rounds 3]
 
 Per size, the cloud of benchmarks.scheduler (N compute nodes of 64 vCPUs,
 256 GB, 4 TB in 10 aggregates, half in a second cell) is built once in a
@@ -76,6 +76,12 @@ per process count P:
   else spent during the batch, per call (all of /proc, by command
   name): with the client's and the scheduler's, the whole cost of a
   call on this machine, which bounds calls/s at CPU count / that sum;
+- with ``--decision-log-rounds N``, per process count (``decision_log``):
+  N rounds of two closed-loop runs, ``[decision_log] enabled`` false and
+  true, in alternating order; the medians of each side's calls/s and CPU
+  per call, and the records' own CPU a call, as the workers count it
+  around each record (in ``cpu_split_ms_per_call`` as ``decision_log``),
+  against the worker's CPU a call;
 - SIGTERM: the service must exit 0. Its queues are auto-delete, its
   fanout and the client's reply queues expire 10 s after their last use;
   the benchmark also deletes what it can name, lists with rabbitmqctl
@@ -185,7 +191,8 @@ class Service:
 
     def __init__(self, workdir, transport_url, db_url, workers,
                  change_feed=None, claim_group_size=None,
-                 listener_idle_wait=None, listen=True, floor_reply=None):
+                 listener_idle_wait=None, listen=True, floor_reply=None,
+                 decision_log=None):
         tag = uuid.uuid4().hex[:12]
         self.topic = "gantt-bench-" + tag
         self.exchange = "gantt-bench-" + tag
@@ -199,6 +206,10 @@ class Service:
                       if claim_group_size else "")
         wait_line = (f"listener_idle_wait = {listener_idle_wait}"
                      if listener_idle_wait else "")
+        # The service's default unless a run turns it on or off.
+        log_lines = ("" if decision_log is None else
+                     f"enabled = {str(decision_log).lower()}\n"
+                     f"directory = {os.path.join(workdir, 'decisions')}")
         with open(self.config, "w") as f:
             f.write(textwrap.dedent(f"""\
                 [DEFAULT]
@@ -222,7 +233,8 @@ class Service:
                 [oslo_messaging_rabbit]
                 amqp_auto_delete = true
                 rabbit_transient_queues_ttl = {QUEUE_TTL}
-                """))
+                [decision_log]
+                """) + log_lines + "\n")
         command = [sys.executable, "-m", "rpc.service", "--config-file",
                    self.config]
         self.ready_line = "gantt-scheduler ready:"
@@ -430,7 +442,8 @@ def clean_broker(transport_url, service):
 
 
 def run(args, db_url, workers, placed, workdir, claim_group_size=None,
-        listener_idle_wait=None, rate=None, floor_reply=None):
+        listener_idle_wait=None, rate=None, floor_reply=None,
+        decision_log=None):
     """One service with ``workers`` processes: its figures. With ``rate``
     the measured calls arrive at that many per second (open loop),
     otherwise each client thread sends its next call when its last one
@@ -440,7 +453,7 @@ def run(args, db_url, workers, placed, workdir, claim_group_size=None,
     spec_of = _spec_maker(args.spec_form)
     service = Service(workdir, args.transport_url, db_url, workers,
                       args.change_feed, claim_group_size, listener_idle_wait,
-                      args.postgresql_listen, floor_reply)
+                      args.postgresql_listen, floor_reply, decision_log)
     client = None
     out = {"processes": workers, "clients": threads,
            "claim_group_size": claim_group_size or "default",
@@ -589,6 +602,11 @@ def scenario(args, n):
                           rate)
             placed += figures.get("instances_placed", 0)
             out["runs"][key] = figures
+        if args.decision_log_rounds:
+            runs = decision_log_rounds(args, url, workers, placed, workdir,
+                                       n)
+            placed += runs.pop("instances_placed")
+            out.setdefault("decision_log", {})[str(workers)] = runs
     print(f"{n} hosts, embedded", file=sys.stderr)
     out["embedded"] = embedded(url, args.spec_form, args.calls,
                                args.postgresql_listen)
@@ -599,6 +617,49 @@ def scenario(args, n):
                 figures["scheduler_cpu_ms_per_call"] / embedded_cpu, 2)
     # Only configuration and logs are left there (and the SQLite file).
     shutil.rmtree(workdir, ignore_errors=True)
+    return out
+
+
+def decision_log_rounds(args, url, workers, placed, workdir, n):
+    """What the decision log costs a call: ``--decision-log-rounds``
+    rounds of two closed-loop runs of ``workers`` processes, the log off
+    and on, in alternating order (off-on, on-off, ...), so that the
+    machine's drift falls on both; medians of each side's figures, and
+    the on runs' own count of the CPU their records took
+    (``cpu_split_ms_per_call`` ``decision_log``)."""
+    figures = {"off": [], "on": []}
+    instances = 0
+    for k in range(args.decision_log_rounds):
+        for side in (("off", "on") if k % 2 == 0 else ("on", "off")):
+            print(f"{n} hosts, {workers} scheduler process(es), decision "
+                  f"log {side}, round {k + 1}", file=sys.stderr)
+            rundir = os.path.join(workdir, f"p{workers}-log-{side}-{k}")
+            os.makedirs(rundir, exist_ok=True)
+            scheduler_bench.vacuum(url)
+            got = run(args, url, workers, placed + instances, rundir,
+                      decision_log=side == "on")
+            instances += got.get("instances_placed", 0)
+            figures[side].append({
+                key: got.get(key) for key in (
+                    "calls_per_s", "p50_ms", "scheduler_cpu_ms_per_call",
+                    "total_cpu_ms_per_call", "cpu_split_ms_per_call",
+                    "failures", "exit_code")})
+    out = {"rounds": args.decision_log_rounds, "runs": figures,
+           "instances_placed": instances}
+    for key in ("calls_per_s", "scheduler_cpu_ms_per_call",
+                "total_cpu_ms_per_call"):
+        off = statistics.median(f[key] for f in figures["off"])
+        on = statistics.median(f[key] for f in figures["on"])
+        out[key] = {"off": off, "on": on,
+                    "change_percent": round(100 * (on / off - 1), 2)}
+    # The records' own CPU, counted by each worker around the writing
+    # of every record, against the worker's whole CPU a call.
+    own = statistics.median(
+        (f["cpu_split_ms_per_call"] or {}).get("decision_log", 0.0)
+        for f in figures["on"])
+    out["record_cpu_ms_per_call"] = own
+    out["record_percent_of_scheduler_cpu"] = round(
+        100 * own / out["scheduler_cpu_ms_per_call"]["on"], 2)
     return out
 
 
@@ -665,6 +726,11 @@ def main(argv=None):
                              "\"P/floor\") on benchmarks.messaging_floor: "
                              "gantt-scheduler's transport and executor "
                              "answering a recorded reply, nothing else")
+    parser.add_argument("--decision-log-rounds", type=int, default=0,
+                        help="per process count, this many rounds of two "
+                             "closed-loop runs with [decision_log] off and "
+                             "on, in alternating order: the log's cost a "
+                             "call (default 0: none)")
     args = parser.parse_args(argv)
     if args.calls < 1 or (args.clients is not None and args.clients < 1):
         parser.error("--calls and --clients must be positive")
@@ -680,7 +746,8 @@ def main(argv=None):
                   for p in args.processes) * (
                       len(args.claim_group_sizes or [1])
                       * len(args.listener_idle_waits or [1])
-                      * len(args.rates or [1]))
+                      * len(args.rates or [1])
+                      + 2 * max(args.decision_log_rounds, 0))
     planned += args.calls + WARMUP_PER_WORKER  # the embedded run
     for n in args.sizes:
         if planned > n * PER_HOST // 2:
@@ -709,6 +776,7 @@ def main(argv=None):
                    "claim_group_sizes": args.claim_group_sizes or "default",
                    "listener_idle_waits":
                        args.listener_idle_waits or "default",
+                   "decision_log_rounds": args.decision_log_rounds,
                    "filters": "default", "weighers": "default (all)"},
         "cpu_count": os.cpu_count(),
         "python": platform.python_version(),

@@ -181,19 +181,26 @@ def decision_log_cost(scheduler, rounds, per_batch=20):
     """CPU per one-instance decision with the decision log off and on,
     in alternating batches (off-on, on-off, ...): medians over the
     batches of the deciding thread's CPU (the Scheduler's own count)
-    and of the whole process's, and the log's bytes per decision."""
+    and of the whole process's; the records' own CPU (the Scheduler's
+    count around each record) against the decisions' with the log on;
+    and the log's bytes per decision."""
     directory = tempfile.mkdtemp(prefix="gantt-bench-decisions-")
     log = decision_log.DecisionLog(directory, flush_interval=1.0)
     spent = {"off": [], "on": []}
+    records = []
     try:
         for n in range(rounds):
             for state in (("off", "on") if n % 2 == 0 else ("on", "off")):
                 scheduler.decisions = log if state == "on" else None
                 stats = scheduler.stats
                 thread, count = stats["decision_cpu_s"], stats["decisions"]
+                logged = stats["decision_log_cpu_s"]
                 process = time.process_time()
                 _decide(scheduler, per_batch, 1)
                 made = stats["decisions"] - count
+                if state == "on":
+                    records.append((stats["decision_log_cpu_s"] - logged)
+                                   / made)
                 spent[state].append(
                     ((stats["decision_cpu_s"] - thread) / made,
                      (time.process_time() - process) / made))
@@ -209,6 +216,12 @@ def decision_log_cost(scheduler, rounds, per_batch=20):
         out[what] = {"off_cpu_ms_per_decision": round(1000 * off, 4),
                      "on_cpu_ms_per_decision": round(1000 * on, 4),
                      "extra_percent": round(100 * (on / off - 1), 2)}
+    record = statistics.median(records)
+    out["record"] = {
+        "cpu_ms_per_decision": round(1000 * record, 4),
+        "percent_of_decision": round(
+            100 * record / statistics.median(s[0] for s in spent["on"]),
+            2)}
     out["bytes_per_decision"] = round(size / (rounds * per_batch))
     return out
 

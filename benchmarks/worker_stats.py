@@ -74,7 +74,8 @@ def gc_pauses(stats):
 
 def cpu_split(stats, scheduler_cpu_ms_per_call):
     """Where a call's scheduler CPU goes, ms per call: decoding the call,
-    the decision (claims aside), the claim, encoding the reply, and
+    the decision (claims and its decision log record aside), the claim,
+    the record, encoding the reply, and
     messaging, the rest of the worker's CPU (AMQP receive and reply,
     kombu and oslo.messaging, logging). The phase figures are per
     decision over the workers' whole life (the warm-up calls too); the
@@ -89,8 +90,9 @@ def cpu_split(stats, scheduler_cpu_ms_per_call):
 
     decision, claim = per_call("decision_cpu_s"), per_call("claim_cpu_s")
     decoding, encoding = per_call("decode_cpu_s"), per_call("encode_cpu_s")
-    split = {"decoding": decoding, "decision": decision - claim,
-             "claim": claim, "encoding": encoding}
+    logged = per_call("decision_log_cpu_s")
+    split = {"decoding": decoding, "decision": decision - claim - logged,
+             "claim": claim, "decision_log": logged, "encoding": encoding}
     split["messaging"] = scheduler_cpu_ms_per_call - sum(split.values())
     return {k: round(v, 3) for k, v in split.items()}
 

@@ -29,11 +29,17 @@ A record (format 1) holds:
 
 Cheap by design (it never asks for explain's reasons, a call per
 removed host): the filter runs keep a few removed rows, the weighers'
-normalised values are kept by reference and only the shares of the top
-hosts are computed, after the decision; one orjson call and a buffered
-write. Files and their bounds: placement.rotating_file, one file a
-process (decisions.<pid>.jsonl) in ``directory``; the age sweep covers
-every decision file there, those of processes long gone too.
+normalised values are kept by reference; one orjson call and a buffered
+write. The file holds the top hosts in columns (format 2): their hosts,
+nodes and weights as lists, and each weigher's normalised values of
+them with what it was normalised by and its multiplier, so that the
+weighers' shares are worked out when a record is read (:func:`decode`),
+not for every decision; :func:`encode` and :func:`decode` are the two
+directions, and a record of format 1 (the top hosts as a list, with
+their shares) reads as it was written. Files and their bounds:
+placement.rotating_file, one file a process (decisions.<pid>.jsonl) in
+``directory``; the age sweep covers every decision file there, those of
+processes long gone too.
 """
 
 from __future__ import annotations
@@ -56,7 +62,7 @@ from scheduler import errors
 
 LOG = logging.getLogger(__name__)
 
-FORMAT = 1
+FORMAT = 2
 GROUP = scheduler_conf.DECISION_LOG_GROUP
 # decisions.<pid>.jsonl and its backups, decisions.<pid>.jsonl.<n>
 _FILE = re.compile(r"^decisions\.(\d+)\.jsonl(?:\.(\d+))?$")
@@ -85,7 +91,8 @@ class Capture:
         self.keep(record(state, table, error, self.top_hosts, self._wall()))
 
     def keep(self, found: dict[str, Any]) -> None:
-        self.records.append(found)
+        # As the log would read it back.
+        self.records.append(decode(encode(found)))
 
     def close(self) -> None:
         pass
@@ -119,8 +126,7 @@ class DecisionLog(Capture):
         self.sweep()
 
     def keep(self, found: dict[str, Any]) -> None:
-        self._out.write(orjson.dumps(found, default=_default,
-                                     option=_OPTIONS))
+        self._out.write(encode(found))
 
     def sweep(self) -> None:
         """Remove the decision files of the directory whose last record
@@ -159,6 +165,50 @@ def from_conf(conf: Any) -> DecisionLog | None:
         scheduler=conf.host if "host" in conf else None)
     LOG.info("Logging decisions to %s", log.path)
     return log
+
+
+def encode(found: dict[str, Any]) -> bytes:
+    """A record's line in the log."""
+    return orjson.dumps(found, default=_default, option=_OPTIONS)
+
+
+def decode(line: bytes | str) -> dict[str, Any]:
+    """A record from its line in the log (raises
+    orjson.JSONDecodeError for a line that is not one), its top hosts
+    as a list, each with its weighers' shares."""
+    found = orjson.loads(line)
+    for placement in found.get("placements") or ():
+        top = placement.get("top")
+        if isinstance(top, dict):
+            placement["top"] = _top_hosts(top)
+    return found
+
+
+def _top_hosts(top: dict[str, Any]) -> list[dict[str, Any]]:
+    """The top hosts of a record written in columns, each with
+    {weigher: its share of the host's weight}: (value - low) / span *
+    multiplier, the operations the weighing added up, in its order, on
+    the same doubles, so that the shares add up to the weight to the
+    last bit; weighers that gave a host 0 are left out."""
+    hosts = [{"host": host, "node": node, "weight": weight, "weighers": {}}
+             for host, node, weight in zip(
+                 top["hosts"], top["nodes"], top["weights"], strict=True)]
+    weighing = top.get("weighing")
+    if not weighing:
+        return hosts
+    for name, low, span, multiplier, values in zip(
+            weighing["names"], weighing["lows"], weighing["spans"],
+            weighing["multipliers"], weighing["values"], strict=True):
+        if span == 0:
+            continue
+        factors = (multiplier if isinstance(multiplier, list)
+                   else [multiplier] * len(values))
+        for entry, value, factor in zip(hosts, values, factors,
+                                        strict=True):
+            share = (value - low) / span * factor
+            if share:
+                entry["weighers"][name] = share
+    return hosts
 
 
 def _default(value: Any) -> Any:
@@ -244,12 +294,11 @@ def _placement(state: Any, table: Any, i: int, ranking: Any, top: int,
     at = np.searchsorted(ranking.passed, head)
     weights = ranking.weights[at].tolist()
     if top and head:
-        shares = (ranking.weighing.shares(at[:top]) if ranking.weighing
-                  is not None else [{} for _ in head[:top]])
-        out["top"] = [{"host": table.hosts[row], "node": nodes[row],
-                       "weight": weight, "weighers": share}
-                      for row, weight, share in zip(
-                          head[:top], weights[:top], shares, strict=True)]
+        first, positions = head[:top], at[:top]
+        out["top"] = {"hosts": [table.hosts[row] for row in first],
+                      "nodes": [nodes[row] for row in first],
+                      "weights": weights[:top],
+                      "weighing": _weighing(ranking.weighing, positions)}
     if chosen is not None:
         out["chosen"] = _pick(table, chosen, ranking, head, weights)
         if alternates_ranking is not ranking:
@@ -260,6 +309,18 @@ def _placement(state: Any, table: Any, i: int, ranking: Any, top: int,
             _pick(table, row, alternates_ranking, head, weights)
             for row in alternates if row is not None]
     return out
+
+
+def _weighing(weighing: Any, positions: Any) -> dict[str, Any] | None:
+    """What the weighing kept of the rows at ``positions``, in columns
+    (see :func:`_top_hosts`): orjson writes the arrays as they are."""
+    if weighing is None:
+        return None
+    return {"names": weighing.names, "lows": weighing.lows,
+            "spans": weighing.spans,
+            "multipliers": [m if isinstance(m, float) else m[positions]
+                            for m in weighing.multipliers],
+            "values": weighing.values.take(positions, axis=1)}
 
 
 def _filter_run(run: Any, nodes: Any) -> dict[str, Any]:
@@ -332,7 +393,7 @@ def read(directory: str, needle: str | None = None
                             and not line.startswith(b'{"decision_log"'):
                         continue
                     try:
-                        found = orjson.loads(line)
+                        found = decode(line)
                     except orjson.JSONDecodeError:
                         continue
                     if "decision_log" in found:

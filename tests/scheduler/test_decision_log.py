@@ -6,6 +6,7 @@ decision. On SQLite, with the Scheduler's real pipeline."""
 
 import json
 import math
+import os
 import uuid as uuidlib
 
 import numpy as np
@@ -22,8 +23,7 @@ from tests.scheduler.test_manager import FLAVOR, ids, spec
 
 def written(found):
     """A record as the log writes it and reads it back."""
-    return orjson.loads(orjson.dumps(found, default=decision_log._default,
-                                     option=decision_log._OPTIONS))
+    return decision_log.decode(decision_log.encode(found))
 
 
 @pytest.fixture
@@ -107,6 +107,28 @@ def test_weighers_shares_add_up_to_the_weights_explain_gives(five, make):
     # The aggregate's multiplier is the per-host one.
     ram = {t["node"]: t["weighers"]["RAMWeigher"] for t in top}
     assert math.isclose(ram["n2"], 3.0)
+
+
+def test_the_file_holds_the_top_hosts_in_columns(five, make, tmp_path):
+    s = make()
+    s.decisions = decision_log.DecisionLog(tmp_path)
+    s.select_destinations(None, spec(), ids(1))
+    s.decisions.close()
+    [line] = (tmp_path / os.path.basename(s.decisions.path)
+              ).read_bytes().splitlines()[1:]
+    top = orjson.loads(line)["placements"][0]["top"]
+    assert top["nodes"] == ["n2", "n4", "n0"]
+    assert top["weighing"]["names"][0] == "BuildFailureWeigher"
+    # Read back, the shares are worked out: those the capture made.
+    assert decision_log.decode(line)["placements"][0]["top"][0][
+        "weighers"]["RAMWeigher"] > 0
+
+
+def test_a_format_1_record_reads_as_written():
+    top = [{"host": "h", "node": "n", "weight": 1.5,
+            "weighers": {"RAMWeigher": 1.5}}]
+    line = orjson.dumps({"placements": [{"top": top}]})
+    assert decision_log.decode(line)["placements"][0]["top"] == top
 
 
 def test_no_valid_host_keeps_the_cause_and_the_filter_that_emptied(
