@@ -44,6 +44,7 @@ processes long gone too.
 
 from __future__ import annotations
 
+import bisect
 import datetime
 import glob
 import os
@@ -186,29 +187,39 @@ def decode(line: bytes | str) -> dict[str, Any]:
 
 def _top_hosts(top: dict[str, Any]) -> list[dict[str, Any]]:
     """The top hosts of a record written in columns, each with
-    {weigher: its share of the host's weight}: (value - low) / span *
-    multiplier, the operations the weighing added up, in its order, on
-    the same doubles, so that the shares add up to the weight to the
-    last bit; weighers that gave a host 0 are left out."""
+    {weigher: its share of the host's weight} (see :func:`shares`)."""
     hosts = [{"host": host, "node": node, "weight": weight, "weighers": {}}
              for host, node, weight in zip(
                  top["hosts"], top["nodes"], top["weights"], strict=True)]
-    weighing = top.get("weighing")
-    if not weighing:
-        return hosts
-    for name, low, span, multiplier, values in zip(
-            weighing["names"], weighing["lows"], weighing["spans"],
-            weighing["multipliers"], weighing["values"], strict=True):
+    if top.get("weighing"):
+        for entry, found in zip(hosts, shares(top["weighing"]),
+                                strict=True):
+            entry["weighers"] = found
+    return hosts
+
+
+def shares(columns: dict[str, Any]) -> list[dict[str, float]]:
+    """Per row of a weighing's ``columns`` (framework.Weighing.columns,
+    as written or read back), {weigher: its share of the row's weight}:
+    (value - low) / span * multiplier, the operations the weighing added
+    up, in its order, on the same doubles, so that the shares add up to
+    the weight to the last bit; a weigher that gave a row 0 is left
+    out."""
+    values = [list(line) for line in columns["values"]]
+    count = len(values[0]) if values else 0
+    out: list[dict[str, float]] = [{} for _ in range(count)]
+    for name, low, span, multiplier, line in zip(
+            columns["names"], columns["lows"], columns["spans"],
+            columns["multipliers"], values, strict=True):
         if span == 0:
             continue
-        factors = (multiplier if isinstance(multiplier, list)
-                   else [multiplier] * len(values))
-        for entry, value, factor in zip(hosts, values, factors,
-                                        strict=True):
+        factors = ([multiplier] * count if isinstance(multiplier, float)
+                   else list(multiplier))
+        for into, value, factor in zip(out, line, factors, strict=True):
             share = (value - low) / span * factor
             if share:
-                entry["weighers"][name] = share
-    return hosts
+                into[name] = share
+    return out
 
 
 def _default(value: Any) -> Any:
@@ -290,37 +301,42 @@ def _placement(state: Any, table: Any, i: int, ranking: Any, top: int,
     }
     if state.forced is not None:
         out["forced"] = True
-    head = ranking.ordered.head
-    at = np.searchsorted(ranking.passed, head)
-    weights = ranking.weights[at].tolist()
-    if top and head:
-        first, positions = head[:top], at[:top]
+    head = _Head(ranking)
+    if top and head.rows:
+        first = head.rows[:top]
         out["top"] = {"hosts": [table.hosts[row] for row in first],
                       "nodes": [nodes[row] for row in first],
-                      "weights": weights[:top],
-                      "weighing": _weighing(ranking.weighing, positions)}
+                      "weights": head.weights[:top],
+                      "weighing": (None if ranking.weighing is None
+                                   else ranking.weighing.columns(
+                                       head.at[:top]))}
     if chosen is not None:
-        out["chosen"] = _pick(table, chosen, ranking, head, weights)
+        out["chosen"] = _pick(table, chosen, head)
         if alternates_ranking is not ranking:
-            head = alternates_ranking.ordered.head
-            weights = alternates_ranking.weights[np.searchsorted(
-                alternates_ranking.passed, head)].tolist()
-        out["alternates"] = [
-            _pick(table, row, alternates_ranking, head, weights)
-            for row in alternates if row is not None]
+            head = _Head(alternates_ranking)
+        out["alternates"] = [_pick(table, row, head)
+                             for row in alternates if row is not None]
     return out
 
 
-def _weighing(weighing: Any, positions: Any) -> dict[str, Any] | None:
-    """What the weighing kept of the rows at ``positions``, in columns
-    (see :func:`_top_hosts`): orjson writes the arrays as they are."""
-    if weighing is None:
-        return None
-    return {"names": weighing.names, "lows": weighing.lows,
-            "spans": weighing.spans,
-            "multipliers": [m if isinstance(m, float) else m[positions]
-                            for m in weighing.multipliers],
-            "values": weighing.values.take(positions, axis=1)}
+class _Head:
+    """A ranking's first rows (``rows``: every row that weighs more
+    than one of them is among them), their positions among the rows
+    that passed and their weights."""
+
+    def __init__(self, ranking: Any) -> None:
+        self.ranking = ranking
+        self.rows = ranking.ordered.head
+        self.at = np.searchsorted(ranking.passed, self.rows)
+        self.weights = ranking.weights[self.at].tolist()
+        self._negated: list[float] | None = None
+
+    def rank(self, weight: float) -> int:
+        """1 + how many rows weigh more than ``weight`` (one of the
+        head's weights)."""
+        if self._negated is None:
+            self._negated = sorted(-w for w in self.weights)
+        return 1 + bisect.bisect_left(self._negated, -weight)
 
 
 def _filter_run(run: Any, nodes: Any) -> dict[str, Any]:
@@ -330,23 +346,21 @@ def _filter_run(run: Any, nodes: Any) -> dict[str, Any]:
     return out
 
 
-def _pick(table: Any, row: int, ranking: Any, head: list[int],
-          weights: list[float]) -> dict[str, Any]:
+def _pick(table: Any, row: int, head: _Head) -> dict[str, Any]:
     """A chosen host or alternate: its weight and its rank by weight
     among the hosts that passed (1: the best weighed, ties share a
-    rank). ``head``: the ranking's first rows (every row weighing more
-    than one of them is among them) and their ``weights``."""
+    rank)."""
     out: dict[str, Any] = {"host": table.hosts[row],
                            "node": table.nodenames[row]}
-    if row in head:
-        weight = weights[head.index(row)]
+    if row in head.rows:
+        weight = head.weights[head.rows.index(row)]
         out["weight"] = weight
-        out["rank"] = 1 + sum(1 for w in weights if w > weight)
+        out["rank"] = head.rank(weight)
         return out
-    passed = ranking.passed
+    passed = head.ranking.passed
     at = int(np.searchsorted(passed, row))
     if at < len(passed) and passed[at] == row:
-        all_weights = ranking.weights
+        all_weights = head.ranking.weights
         found = all_weights[at]
         out["weight"] = float(found)
         out["rank"] = 1 + int(np.count_nonzero(all_weights > found))

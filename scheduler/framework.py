@@ -274,46 +274,33 @@ class WeigherChain:
 class Weighing:
     """What a weighing kept, to tell afterwards how much each weigher
     gave a few of its rows, without weighing again (the decision log):
-    per weigher that weighed anything, its name, its values as
-    normalised (clamped to its bounds), the minimum and span they were
-    normalised with and its multiplier (a float, or an array over the
-    rows)."""
+    per weigher that told the rows apart (its values were not all
+    equal), its name, the line of ``values`` (weighers x rows, as
+    normalised: clamped to the weigher's bounds) that holds its values,
+    the minimum and span they were normalised with and its multiplier
+    (a float, or an array over the rows). Its share of a row's weight
+    is (value - low) / span * multiplier, the operations the weighing
+    added up, in its order: the shares add up to the weight to the last
+    bit (scheduler.decision_log works them out when it reads a
+    record)."""
 
     names: list[str]
-    values: Floats  # weighers x rows
+    values: Floats
+    lines: list[int]
     lows: list[float]
     spans: list[float]
     multipliers: list[float | Floats]
 
-    def shares(self, positions: Floats | Rows) -> list[dict[str, float]]:
-        """For each of the rows at ``positions`` (in the weighed rows'
-        order), {weigher: its share of the row's weight}, the weighers
-        in the order they were added up and those that gave exactly 0
-        left out: the shares add up, in that order, to the row's total
-        weight, to the last bit (the operations of _add_weighted, in
-        the same order, element by element)."""
-        at = np.asarray(positions, np.int64)
-        out: list[dict[str, float]] = [{} for _ in range(len(at))]
-        if not len(at):
-            return out
-        # A few rows: Python floats (IEEE doubles, as numpy's) cost less
-        # than numpy calls on arrays this small.
-        lines = self.values[:, at].tolist()
-        for k, name in enumerate(self.names):
-            span = self.spans[k]
-            if span == 0:
-                continue
-            low = self.lows[k]
-            multiplier = self.multipliers[k]
-            factors = ([multiplier] * len(at)
-                       if isinstance(multiplier, float)
-                       else multiplier[at].tolist())
-            for into, value, factor in zip(out, lines[k], factors,
-                                           strict=True):
-                share = (value - low) / span * factor
-                if share:
-                    into[name] = share
-        return out
+    def columns(self, positions: Rows) -> dict[str, Any]:
+        """The weighing of the rows at ``positions`` (in the weighed
+        rows' order): names, lows, spans, multipliers (each a float, or
+        an array over those rows) and values (an array, weighers x
+        those rows)."""
+        return {"names": self.names, "lows": self.lows,
+                "spans": self.spans,
+                "multipliers": [m if isinstance(m, float) else m[positions]
+                                for m in self.multipliers],
+                "values": self.values.take(positions, axis=1)[self.lines]}
 
 
 def weigh(request: weighers_base.Request, candidates: npt.ArrayLike,
@@ -364,7 +351,7 @@ def _weigh(request: weighers_base.Request, candidates: npt.ArrayLike,
         weighers_base.bound(kept[k], weigher.minval, weigher.maxval)
     lows, highs = kept.min(axis=1).tolist(), kept.max(axis=1).tolist()
     scratch = np.empty(count)
-    weighing = Weighing([], kept, [], [], multipliers) if keep else None
+    weighing = Weighing([], kept, [], [], [], []) if keep else None
     for k, weigher in enumerate(used):
         low = lows[k] if weigher.minval is None else float(weigher.minval)
         high = highs[k] if weigher.maxval is None else float(weigher.maxval)
@@ -375,10 +362,12 @@ def _weigh(request: weighers_base.Request, candidates: npt.ArrayLike,
         if details is not None:
             _explain(details, weigher, raw[k], kept[k], low, span,
                      multipliers[k])
-        if weighing is not None:
+        if weighing is not None and span != 0:
             weighing.names.append(_unique_name(weighing.names, weigher))
+            weighing.lines.append(k)
             weighing.lows.append(low)
             weighing.spans.append(span)
+            weighing.multipliers.append(multipliers[k])
     return total, details, weighing
 
 

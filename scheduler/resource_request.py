@@ -147,6 +147,11 @@ _OWNER = "OWNER_NOVA"
 _OWNER_MIN_VERSION = 73
 # Nova options gantt accepts but cannot honour, already warned about.
 _WARNED = set()
+# Query strings by request shape (ResourceRequest.query), at most so
+# many kept.
+_QUERIES: dict = {}
+_QUERIES_KEPT = 1024
+
 # Hints whose hosts a placement limit could drop.
 _UNLIMITED_HINTS = ("group", "same_host", "different_host")
 
@@ -213,7 +218,31 @@ class ResourceRequest:
 
     def query(self):
         """The GET /allocation_candidates query string (microversion
-        1.39) that asks the same: for explain output and logs."""
+        1.39) that asks the same: for explain output and logs (the
+        decision log writes one for every request, and most requests
+        ask what an earlier one asked)."""
+        shape = self._shape()
+        found = _QUERIES.get(shape)
+        if found is None:
+            if len(_QUERIES) >= _QUERIES_KEPT:
+                _QUERIES.clear()
+            found = _QUERIES[shape] = self._query()
+        return found
+
+    def _shape(self):
+        """What query() reads, as a key: equal keys, equal queries (two
+        equal sets may iterate in other orders: a miss, not a wrong
+        answer)."""
+        return (tuple((suffix, tuple(g.resources.items()),
+                       tuple(g.required), tuple(g.forbidden),
+                       tuple(tuple(any_of) for any_of in g.member_of),
+                       tuple(g.forbidden_aggs), g.in_tree)
+                      for suffix, g in self.groups.items()),
+                tuple(self.root_required), tuple(self.root_forbidden),
+                tuple(tuple(s) for s in self.same_subtree),
+                self.group_policy, self.limit)
+
+    def _query(self):
         pairs = []
         for suffix, g in self.groups.items():
             resources = ",".join(f"{rc}:{n}" for rc, n in

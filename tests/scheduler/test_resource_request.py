@@ -412,6 +412,24 @@ def test_query_and_candidates_request(cloud):
     assert (creq.group_policy, creq.limit) == ("isolate", 1000)
 
 
+def test_a_query_string_kept_for_its_shape_is_never_another_shapes(cloud):
+    # query() keeps the strings it made by request shape: a request that
+    # differs anywhere it reads gets its own.
+    first = build(cloud, {"trait:CUSTOM_Z": "required"})
+    assert "required=CUSTOM_Z" in first.query()
+    again = build(cloud, {"trait:CUSTOM_Z": "required"})
+    assert again.query() == first.query()
+    for change in ({"trait:CUSTOM_Z": "forbidden"},
+                   {"trait:CUSTOM_Y": "required"},
+                   {"resources:VCPU": "2", "trait:CUSTOM_Z": "required"}):
+        other = build(cloud, change)
+        assert other.query() == other._query() != first.query()
+    first.limit = 3
+    assert first.query().endswith("&limit=3")
+    first.groups[""].member_of.append({"agg-b", "agg-a"})
+    assert "member_of=in:agg-a,agg-b" in first.query()
+
+
 def test_empty_suffixed_group_left_out(cloud):
     req = build(cloud, {"resources1:VGPU": "0"})
     assert [g.suffix for g in req.candidates_request().groups] == [""]
