@@ -238,9 +238,9 @@ def record(state: Any, table: Any, error: errors.SchedulerError | None,
     doc); ``error``: why it failed."""
     query = state.query
     found: dict[str, Any] = {
-        "time": round(now, 3),
+        "time": now,
         "request": state.request_id,
-        "instances": list(state.instance_uuids),
+        "instances": state.instance_uuids,
         "count": state.count,
         "result": _result(error),
         "query": None if query is None else query.query(),
