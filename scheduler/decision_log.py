@@ -328,7 +328,7 @@ class _Head:
         self.ranking = ranking
         self.rows = ranking.ordered.head
         self.at = np.searchsorted(ranking.passed, self.rows)
-        self.weights = ranking.weights[self.at].tolist()
+        self.weights = ranking.weights.take(self.at).tolist()
         self._negated: list[float] | None = None
 
     def rank(self, weight: float) -> int:

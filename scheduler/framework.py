@@ -298,9 +298,11 @@ class Weighing:
         those rows)."""
         return {"names": self.names, "lows": self.lows,
                 "spans": self.spans,
-                "multipliers": [m if isinstance(m, float) else m[positions]
+                "multipliers": [m if isinstance(m, float)
+                                else m.take(positions)
                                 for m in self.multipliers],
-                "values": self.values.take(positions, axis=1)[self.lines]}
+                "values": self.values.take(positions, axis=1).take(
+                    self.lines, axis=0)}
 
 
 def weigh(request: weighers_base.Request, candidates: npt.ArrayLike,
