@@ -360,3 +360,31 @@ def test_sighup_reopens_the_log_and_applies_report_interval(tmp_path):
     assert "Option compute.report_interval changed from [1] to [3]" in text
     assert "gantt-compute-agent stopped" in text
     assert "reloading" not in (tmp_path / "agent.log.1").read_text()
+
+
+def test_sigusr2_writes_a_guru_meditation_report(tmp_path):
+    """oslo.reports: SIGUSR2 writes what the agent is doing to
+    [oslo_reports] log_dir, and the agent goes on reporting."""
+    log = tmp_path / "agent.log"
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    conf = _conf(tmp_path, f"log_file = {log}\ndebug = true\n"
+                           f"[oslo_reports]\nlog_dir = {reports}\n")
+    agent, out = _start(["gantt-compute-agent", "--config-file", str(conf),
+                         "--root", str(_fake_root(tmp_path))], tmp_path,
+                        tmp_path / "stdout.log")
+    try:
+        _wait(lambda: log.exists() and "reported cn-test" in log.read_text())
+        agent.send_signal(signal.SIGUSR2)
+        _wait(lambda: list(reports.iterdir()), timeout=20)
+        [path] = reports.iterdir()
+        assert path.name.startswith("gantt-compute-agent_gurumeditation_")
+        _wait(lambda: "Threads" in path.read_text()
+              and "Configuration" in path.read_text(), timeout=20)
+        seen = log.read_text().count("reported cn-test")
+        _wait(lambda: log.read_text().count("reported cn-test") > seen,
+              timeout=20)
+        assert agent.poll() is None
+    finally:
+        code = _stop(agent, out)
+    assert code == 0
