@@ -48,6 +48,8 @@ from placement import (
 )
 from placement import conf as placement_conf
 from placement import hangup as hangup_mod
+from placement.db import schema_state
+from rpc import broker_check
 from rpc import client as client_mod
 from rpc import conf as rpc_conf
 from rpc import errors as rpc_errors
@@ -168,7 +170,9 @@ def build_conf(argv):
 def _port(conf):
     if conf.placement_url:
         return port_mod.HttpPort(conf.placement_url, token=conf.token), None
-    placement = direct.PlacementDirect.open(conf)
+    # A database without gantt's schema (or an older one) is refused
+    # here, in one line, rather than failing every report.
+    placement = direct.PlacementDirect(schema_state.open_store(conf))
     return port_mod.DirectPort(placement), placement
 
 
@@ -187,6 +191,19 @@ class StoreHostInfo:
 
     def close(self):
         pass  # the store is the placement port's, closed with it
+
+
+def _check_broker(conf):
+    """Before anything is opened: a login or virtual host the broker
+    refuses is the operator's to fix (BrokerRefused, one line and exit
+    status 2, as gantt-scheduler says it)."""
+    if rpc_conf.in_process(conf):
+        return
+    problems = broker_check.unreachable(conf)
+    if problems:
+        LOG.warning("Cannot reach the broker of [DEFAULT] transport_url "
+                    "(%s): the host reports to gantt-scheduler wait for "
+                    "it", "; ".join(problems))
 
 
 def _scheduler(conf, placement):
@@ -220,6 +237,7 @@ def serve(conf):
     notifier = service_notify.Notifier.from_environment()
     # Config errors first, before anything is opened.
     compute_conf.discovery_config(conf)
+    _check_broker(conf)
     port, placement = _port(conf)
     scheduler = _scheduler(conf, placement)
     agent = Agent(conf, port, scheduler, root=conf.root)
@@ -247,9 +265,12 @@ def serve(conf):
 
 
 def main(argv=None):
-    return command_errors.main(PROG, argv, build_conf, serve,
-                               usage=USAGE_ERRORS, failures=REPORT_FAILURES,
-                               checks=(rpc_conf.check_transport_name,))
+    return command_errors.main(
+        PROG, argv, build_conf, serve,
+        usage=(*USAGE_ERRORS, broker_check.BrokerRefused),
+        failures=(*REPORT_FAILURES, schema_state.SchemaNotReady),
+        checks=(broker_check.check_transport,
+                rpc_conf.check_transport_name))
 
 
 if __name__ == "__main__":

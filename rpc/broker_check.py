@@ -39,6 +39,18 @@ class BrokerUnreachable(Exception):
     """No broker of the URL answered in time."""
 
 
+def check_transport(conf):
+    """A transport URL oslo.messaging can use, with a driver that is
+    installed, or cfg.Error (a config check of gantt-scheduler and
+    gantt-compute-agent)."""
+    try:
+        url = oslo_messaging.TransportURL.parse(
+            conf, rpc_conf.transport_url(conf))
+    except oslo_messaging.InvalidTransportURL as exc:
+        raise cfg.Error(f"[DEFAULT] transport_url: {exc}") from None
+    check_driver(conf, url)
+
+
 def check_driver(conf, url):
     """cfg.Error unless oslo.messaging has the driver ``url`` names."""
     # stevedore's own warning would be a second line saying less.

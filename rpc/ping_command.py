@@ -81,8 +81,11 @@ def add_parser(subparsers):
     ping.set_defaults(run=run)
 
 
-def run(conf):
-    args = conf.command
+def connect(conf, topic=None, **kwargs):
+    """A SchedulerClient on the configured broker once the broker has
+    answered (``kwargs``: SchedulerClient's); InProcessTransport (exit
+    2) for the in-process transport, NoAnswer (1) for a broker that
+    cannot be reached. Shared with ``schedule --rpc``."""
     rpc_conf.register_opts(conf)
     if rpc_conf.in_process(conf):
         raise InProcessTransport(
@@ -96,35 +99,49 @@ def run(conf):
     if problems:
         raise NoAnswer(f"could not reach the message broker: "
                        f"{'; '.join(problems)}")
-    client = client_mod.SchedulerClient(conf, topic=args.topic,
-                                        retry=SEND_RETRIES)
+    return client_mod.SchedulerClient(conf, topic=topic,
+                                      retry=SEND_RETRIES, **kwargs)
+
+
+def call_within(client, call, timeout):
+    """(answer, seconds) of ``call()``, one call of ``client``; NoAnswer
+    when no scheduler answers within ``timeout`` seconds (or the call is
+    stuck reconnecting past a grace). Closes the client."""
     outcome = {}
 
-    def call():
+    def caller():
         started = time.monotonic()
         try:
-            outcome["answer"] = client.gantt_ping(None, timeout=args.timeout)
+            outcome["answer"] = call()
         except Exception as exc:  # noqa: BLE001 - raised by the caller
             outcome["error"] = exc
         outcome["elapsed"] = time.monotonic() - started
 
-    caller = threading.Thread(target=call, name="ping", daemon=True)
-    caller.start()
-    caller.join(args.timeout + GRACE)
-    if caller.is_alive():
+    thread = threading.Thread(target=caller, name="rpc-call", daemon=True)
+    thread.start()
+    thread.join(timeout + GRACE)
+    if thread.is_alive():
         # Stuck reconnecting: leave the thread (a daemon) to the exit.
         raise NoAnswer(
             f"no answer from the message broker or a gantt-scheduler on "
-            f"topic {client.topic!r} within {args.timeout:g} s")
+            f"topic {client.topic!r} within {timeout:g} s")
     client.close()
     error = outcome.get("error")
     if isinstance(error, client_mod.SchedulerTimeout):
         raise NoAnswer(
             f"no gantt-scheduler answered on topic {client.topic!r} "
-            f"within {args.timeout:g} s")
+            f"within {timeout:g} s")
     if error is not None:
         raise error
-    answer, elapsed = outcome["answer"], outcome["elapsed"]
+    return outcome["answer"], outcome["elapsed"]
+
+
+def run(conf):
+    args = conf.command
+    client = connect(conf, topic=args.topic)
+    answer, elapsed = call_within(
+        client, lambda: client.gantt_ping(None, timeout=args.timeout),
+        args.timeout)
     if args.format == "json":
         print(json.dumps({"answer": answer, "topic": client.topic,
                           "round_trip_ms": round(elapsed * 1000, 3)},

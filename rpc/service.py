@@ -47,7 +47,6 @@ import sys
 import threading
 import time
 
-import oslo_messaging
 from oslo_config import cfg
 from oslo_log import log as logging
 
@@ -546,17 +545,6 @@ def _check_host_source(conf):
                         "database")
 
 
-def _check_transport(conf):
-    """A transport URL oslo.messaging can use, with a driver that is
-    installed, or cfg.Error."""
-    try:
-        url = oslo_messaging.TransportURL.parse(
-            conf, rpc_conf.transport_url(conf))
-    except oslo_messaging.InvalidTransportURL as exc:
-        raise cfg.Error(f"[DEFAULT] transport_url: {exc}") from None
-    broker_check.check_driver(conf, url)
-
-
 def _check_filters_and_weighers(conf):
     # Their names, before any worker starts.
     framework.enabled_filters(conf)
@@ -575,7 +563,8 @@ def main(argv=None):
     return command_errors.main(
         PROG, argv, build_conf, start,
         failures=_FAILURES, usage=_USAGE,
-        checks=(_check_transport, rpc_conf.check_transport_name,
+        checks=(broker_check.check_transport,
+                rpc_conf.check_transport_name,
                 _check_host_source, recorder.check_conf,
                 _check_filters_and_weighers),
         config_errors=(scheduler_errors.ConfigError,))

@@ -37,6 +37,7 @@ def add_parser(subparsers):
     parser.add_argument("--format", choices=["table", "json"],
                         default="table")
     parser.set_defaults(run=run)
+    return parser
 
 
 def _read(path):
@@ -50,14 +51,20 @@ def _read(path):
         raise SpecFileError(f"{path}: not JSON: {exc}") from None
 
 
-def run(conf):
-    args = conf.command
-    data = _read(args.spec)
+def read_spec(path):
+    """The RequestSpec of the file at ``path`` (- for stdin);
+    SpecFileError naming the file and the field at fault."""
+    data = _read(path)
     try:
-        spec = manager.request_spec.RequestSpec.from_dict(data)
+        return manager.request_spec.RequestSpec.from_dict(data)
     except errors.InvalidRequestSpec as exc:
         # The message starts with the field at fault: name the file too.
-        raise SpecFileError(f"{args.spec}: {exc.message}") from None
+        raise SpecFileError(f"{path}: {exc.message}") from None
+
+
+def run(conf):
+    args = conf.command
+    spec = read_spec(args.spec)
     # A database without gantt's schema (or an older one) is named as
     # such, before the scheduler reads it.
     store = schema_state.open_store(conf)

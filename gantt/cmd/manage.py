@@ -6,6 +6,8 @@
     gantt-manage [--config-file F] cloud show [--format table|json]
     gantt-manage [--config-file F] cloud export FILE
     gantt-manage [--config-file F] schedule SPEC [--claim] [--explain]
+    gantt-manage [--config-file F] schedule SPEC --rpc [--claim]
+                 [--timeout S] [--topic T]
     gantt-manage [--config-file F] scheduler ping [--timeout S] [--topic T]
     gantt-manage [--config-file F] decisions show INSTANCE_UUID
                  [--host HOST] [--format table|json] [--dir DIR]
@@ -37,9 +39,10 @@ and --replace was not given; placement verify: 1 when an answer
 differs (each printed), 2 when the other service cannot be asked;
 placement export: 2 when the destination is not an empty OpenStack
 Placement database; scheduler ping: 1 when no gantt-scheduler answers
-within --timeout (default 10 s); compute reshape: 1 when a node was
-not reshaped (--rolling: the others went on); decisions show: 2 when
-the instance has no logged decision.
+within --timeout (default 10 s); schedule --rpc: 1 as scheduler ping
+does and for no valid host, 2 with --explain; compute reshape: 1 when
+a node was not reshaped (--rolling: the others went on); decisions
+show: 2 when the instance has no logged decision.
 """
 
 import json
@@ -56,7 +59,7 @@ from placement import conf as conf_mod
 from placement.adopt import exporter, importer, openstack_db, verify
 from placement.db import migration, schema_state
 from placement.db import store as store_mod
-from rpc import ping_command
+from rpc import ping_command, schedule_command
 from scheduler import (
     allocation_audit,
     decisions_command,
@@ -308,7 +311,7 @@ def _add_parsers(subparsers):
                           "db sync")
     exp.set_defaults(run=placement_export)
 
-    scheduler_cli.add_parser(subparsers)
+    schedule_command.add_options(scheduler_cli.add_parser(subparsers))
     decisions_command.add_parser(subparsers)
     ping_command.add_parser(subparsers)
     reshape_command.add_parser(subparsers)
@@ -352,6 +355,7 @@ USAGE_ERRORS = (loader.CloudFileError, openstack_db.SourceError,
                 scheduler_errors.InvalidRequestSpec,
                 scheduler_errors.ConfigError,
                 *decisions_command.USAGE_ERRORS,
+                *schedule_command.USAGE_ERRORS,
                 *reshape_command.USAGE_ERRORS)
 FAILURES = (scheduler_errors.SchedulerError, errors.PlacementError,
             host_updates.SourceError, schema_state.SchemaNotReady,

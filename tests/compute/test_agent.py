@@ -7,9 +7,12 @@ import os
 import pathlib
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
+
+import pytest
 
 from tests.compute import fake_sysfs
 from tests.rpc import helpers as rpc_helpers
@@ -253,6 +256,45 @@ def test_bad_compute_option_is_one_line_exit_2(tmp_path):
     assert line.startswith("gantt-compute-agent: ") and "15-8" in line
 
 
+@pytest.mark.parametrize("url, line", [
+    (rpc_helpers.RABBIT_URL.replace("rabbit://", "rabit://"),
+     "[DEFAULT] transport_url: no transport driver 'rabit' (installed: "
+     "fake, kafka, kombu, rabbit)"),
+    (rpc_helpers.RABBIT_URL.replace("guest:guest@", "guest:wrong@"),
+     "the broker at 127.0.0.1:5672 refused the login of user 'guest': "
+     "check the user and password in [DEFAULT] transport_url"),
+], ids=["driver", "password"])
+def test_a_broker_misstep_is_one_line_exit_2(tmp_path, url, line):
+    """As gantt-scheduler says them, before the database is opened (it
+    said 'failed: DriverLoadFailure' or 'failed: AccessRefused', exit
+    1)."""
+    rpc_helpers.require_rabbit()
+    conf = _conf(tmp_path, f"transport_url = {url}\n")
+    done = _run(["gantt-compute-agent", "--config-file", str(conf),
+                 "--root", str(_fake_root(tmp_path))], tmp_path, timeout=60)
+    assert (done.returncode, done.stderr) == (
+        2, f"gantt-compute-agent: {line}\n")
+    assert not (tmp_path / "state").exists()
+
+
+def test_a_database_without_gantt_schema_is_refused_at_start(tmp_path):
+    """sync_on_startup = false on an empty database: one line naming the
+    db sync, exit 1 (it logged 'report failed: ... relation
+    "resource_providers" does not exist' every report_interval)."""
+    db = tmp_path / "empty.sqlite"
+    sqlite3.connect(db).close()
+    conf = _conf(tmp_path, f"[placement_database]\nconnection = "
+                           f"sqlite:///{db}\nsync_on_startup = false\n")
+    done = _run(["gantt-compute-agent", "--config-file", str(conf),
+                 "--root", str(_fake_root(tmp_path))], tmp_path, timeout=60)
+    assert (done.returncode, done.stderr) == (
+        1, f"gantt-compute-agent: the database sqlite:///{db} has no gantt "
+           f"schema; run gantt-manage --config-file {conf} db sync\n")
+    with sqlite3.connect(db) as check:
+        assert check.execute("SELECT name FROM sqlite_master").fetchall() \
+            == []
+
+
 def _free_port():
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -360,3 +402,31 @@ def test_sighup_reopens_the_log_and_applies_report_interval(tmp_path):
     assert "Option compute.report_interval changed from [1] to [3]" in text
     assert "gantt-compute-agent stopped" in text
     assert "reloading" not in (tmp_path / "agent.log.1").read_text()
+
+
+def test_sigusr2_writes_a_guru_meditation_report(tmp_path):
+    """oslo.reports: SIGUSR2 writes what the agent is doing to
+    [oslo_reports] log_dir, and the agent goes on reporting."""
+    log = tmp_path / "agent.log"
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    conf = _conf(tmp_path, f"log_file = {log}\ndebug = true\n"
+                           f"[oslo_reports]\nlog_dir = {reports}\n")
+    agent, out = _start(["gantt-compute-agent", "--config-file", str(conf),
+                         "--root", str(_fake_root(tmp_path))], tmp_path,
+                        tmp_path / "stdout.log")
+    try:
+        _wait(lambda: log.exists() and "reported cn-test" in log.read_text())
+        agent.send_signal(signal.SIGUSR2)
+        _wait(lambda: list(reports.iterdir()), timeout=20)
+        [path] = reports.iterdir()
+        assert path.name.startswith("gantt-compute-agent_gurumeditation_")
+        _wait(lambda: "Threads" in path.read_text()
+              and "Configuration" in path.read_text(), timeout=20)
+        seen = log.read_text().count("reported cn-test")
+        _wait(lambda: log.read_text().count("reported cn-test") > seen,
+              timeout=20)
+        assert agent.poll() is None
+    finally:
+        code = _stop(agent, out)
+    assert code == 0

@@ -70,6 +70,23 @@ def test_db_version_behind_then_current(sqlite):
         "")
 
 
+def test_db_version_refuses_a_bad_value_before_the_schema(sqlite):
+    """Issue 39: db version accepted [scheduler] workers = two and exited
+    0 with the schema behind. The value is refused first (exit 2), and
+    nothing is read or written."""
+    url, config = sqlite
+    engine = sa.create_engine(url)
+    migration.sync(engine, "0003")
+    engine.dispose()
+    before = pathlib.Path(url.removeprefix("sqlite:///")).read_bytes()
+    config.write_text(config.read_text() + "[scheduler]\nworkers = two\n")
+    assert _run(config, "db", "version") == (
+        2, "", f"gantt-manage: {config}: [scheduler] workers: invalid "
+               f"value: invalid literal for int() with base 10: 'two'\n")
+    assert pathlib.Path(url.removeprefix("sqlite:///")).read_bytes() == \
+        before
+
+
 # Each command that opens the store, with the arguments it needs.
 COMMANDS = {
     "cloud show": ["cloud", "show"],

@@ -5,6 +5,7 @@ headers of a TLS-terminating balancer. Each test starts the real
 command."""
 
 import json
+import os
 import re
 import signal
 import sqlite3
@@ -259,5 +260,38 @@ def test_proxy_headers_of_a_tls_balancer(tmp_path, sqlite_config):
         assert status == 200
         assert json.loads(body)["links"] == [
             {"rel": "self", "href": "/placement/resource_classes/VCPU"}]
+    finally:
+        api.stop()
+
+
+def test_sigusr2_writes_a_guru_meditation_report_of_a_worker(
+        tmp_path, sqlite_config):
+    """oslo.reports in the API's workers (gunicorn's master keeps
+    SIGUSR2 for its binary upgrade): the worker that served a request
+    writes its report and serves on."""
+    _db, text = sqlite_config
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    api = Api(tmp_path, text + f"[oslo_reports]\nlog_dir = {reports}\n")
+    try:
+        admin = {"x-auth-token": "admin"}
+        assert api.request("/resource_providers", headers=admin)[0] == 200
+        api.wait_for('"GET /resource_providers" status: 200')
+        [worker] = {int(line.split()[2]) for line in api.text().splitlines()
+                    if "placement.requestlog" in line}
+        assert worker != api.proc.pid
+        os.kill(worker, signal.SIGUSR2)
+        deadline = time.monotonic() + 30
+        while not list(reports.iterdir()):
+            assert time.monotonic() < deadline, api.text()
+            time.sleep(0.1)
+        [path] = reports.iterdir()
+        assert path.name.startswith("gantt-placement-api_gurumeditation_")
+        while not ("Threads" in path.read_text()
+                   and "Configuration" in path.read_text()):
+            assert time.monotonic() < deadline, path.read_text()
+            time.sleep(0.1)
+        assert api.request("/resource_providers", headers=admin)[0] == 200
+        assert api.proc.poll() is None
     finally:
         api.stop()
