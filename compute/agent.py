@@ -196,14 +196,15 @@ class StoreHostInfo:
 def _check_broker(conf):
     """Before anything is opened: a login or virtual host the broker
     refuses is the operator's to fix (BrokerRefused, one line and exit
-    status 2, as gantt-scheduler says it)."""
+    status 2), and a broker that cannot be reached is waited for
+    ``[scheduler] broker_start_timeout`` seconds, each try logged, then
+    one line and exit status 1 (BrokerUnreachable), as gantt-scheduler
+    does: the first report's call would otherwise wait in
+    oslo.messaging's reconnection loop for ever, deaf to SIGTERM and
+    never ready."""
     if rpc_conf.in_process(conf):
         return
-    problems = broker_check.unreachable(conf)
-    if problems:
-        LOG.warning("Cannot reach the broker of [DEFAULT] transport_url "
-                    "(%s): the host reports to gantt-scheduler wait for "
-                    "it", "; ".join(problems))
+    broker_check.reach(conf, conf.scheduler.broker_start_timeout)
 
 
 def _scheduler(conf, placement):
@@ -268,7 +269,8 @@ def main(argv=None):
     return command_errors.main(
         PROG, argv, build_conf, serve,
         usage=(*USAGE_ERRORS, broker_check.BrokerRefused),
-        failures=(*REPORT_FAILURES, schema_state.SchemaNotReady),
+        failures=(*REPORT_FAILURES, schema_state.SchemaNotReady,
+                  broker_check.BrokerUnreachable),
         checks=(broker_check.check_transport,
                 rpc_conf.check_transport_name))
 

@@ -39,11 +39,12 @@ SCHEDULER_OPTS = [
         "broker_start_timeout",
         default=30.0,
         min=0,
-        help="Seconds gantt-scheduler waits at start for a broker it "
-             "cannot reach (each attempt logged) before it exits with "
-             "status 1. A broker that refuses the login is not waited "
-             "for (status 2). Once started, the service reconnects to a "
-             "broker that goes away without limit (oslo.messaging)."),
+        help="Seconds gantt-scheduler and gantt-compute-agent wait at "
+             "start for a broker they cannot reach (each attempt logged) "
+             "before they exit with status 1. A broker that refuses the "
+             "login is not waited for (status 2). Once started, they "
+             "reconnect to a broker that goes away without limit "
+             "(oslo.messaging)."),
     cfg.HostAddressOpt(
         "metrics_bind_host",
         default="127.0.0.1",

@@ -277,6 +277,28 @@ def test_a_broker_misstep_is_one_line_exit_2(tmp_path, url, line):
     assert not (tmp_path / "state").exists()
 
 
+def test_a_broker_it_cannot_reach_is_waited_for_then_one_line(tmp_path):
+    """As gantt-scheduler: [scheduler] broker_start_timeout, each try
+    logged, then one line and exit 1, nothing opened (it waited in
+    oslo.messaging's reconnection loop for ever, deaf to SIGTERM)."""
+    port = _free_port()
+    conf = _conf(tmp_path, f"transport_url = rabbit://guest:guest@"
+                           f"127.0.0.1:{port}/\n[scheduler]\n"
+                           f"broker_start_timeout = 2\n")
+    started = time.monotonic()
+    done = _run(["gantt-compute-agent", "--config-file", str(conf),
+                 "--root", str(_fake_root(tmp_path))], tmp_path, timeout=60)
+    assert done.returncode == 1, done.stderr
+    [line] = [x for x in done.stderr.splitlines()
+              if x.startswith("gantt-compute-agent: ")]
+    assert line.startswith(
+        "gantt-compute-agent: cannot reach the broker of [DEFAULT] "
+        "transport_url after 2 s ([scheduler] broker_start_timeout): "
+        f"127.0.0.1:{port}: "), line
+    assert time.monotonic() - started < 30
+    assert not (tmp_path / "state").exists()
+
+
 def test_a_database_without_gantt_schema_is_refused_at_start(tmp_path):
     """sync_on_startup = false on an empty database: one line naming the
     db sync, exit 1 (it logged 'report failed: ... relation
