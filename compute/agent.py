@@ -86,6 +86,13 @@ REPORT_FAILURES = (ReportError, client_mod.InvalidHostInfo,
                    client_mod.SchedulerUnavailable)
 
 
+class Interrupted(BaseException):
+    """SIGTERM or SIGINT while a report to the scheduler waits for a
+    broker that went away (oslo.messaging reconnects without limit):
+    raised by the signal handler to end that wait, out of reach of the
+    report's own error handling."""
+
+
 class Agent:
     """One compute node's reports: the tree to placement, the host
     record to the scheduler (when ``scheduler`` is given)."""
@@ -96,6 +103,8 @@ class Agent:
         self.client = ReportClient(port)
         self.scheduler = scheduler
         self.root = root
+        # True while a report's call to the scheduler is in flight.
+        self.calling_scheduler = False
 
     def report(self):
         """Discover, report; the root provider's uuid."""
@@ -105,11 +114,15 @@ class Agent:
         self.client.update_from_provider_tree(tree)
         root_uuid = tree.roots()[0]
         if self.scheduler is not None:
-            self.scheduler.update_host_info(
-                CONTEXT, host.hostname, nodename=host.hostname,
-                compute_node_uuid=root_uuid,
-                report=host_report.host_report(host, self.config),
-                heartbeat=True)
+            report = host_report.host_report(host, self.config)
+            self.calling_scheduler = True
+            try:
+                self.scheduler.update_host_info(
+                    CONTEXT, host.hostname, nodename=host.hostname,
+                    compute_node_uuid=root_uuid, report=report,
+                    heartbeat=True)
+            finally:
+                self.calling_scheduler = False
         return host.hostname, root_uuid
 
     def run(self, stop, hangup=None, notifier=None):
@@ -122,6 +135,13 @@ class Agent:
         down must not keep the agent from starting: it reports again at
         the next turn), and STATUS= after each."""
         notifier = notifier or service_notify.Notifier()
+        try:
+            self._run(stop, hangup, notifier)
+        except Interrupted:
+            LOG.warning("%s: stopped while a report to the scheduler "
+                        "waited for the broker", PROG)
+
+    def _run(self, stop, hangup, notifier):
         first = True
         while not stop.is_set():
             interval = self.conf.compute.report_interval
@@ -225,10 +245,13 @@ def _reload(conf):
     hangup_mod.reload_config(conf)
 
 
-def _install_signals(stop, hangup, notifier):
+def _install_signals(stop, hangup, notifier, agent):
     def handler(signum, frame):
         stop.set()
         notifier.stopping("stopping: finishing the report in progress")
+        if agent.calling_scheduler:
+            # It may wait for the broker for ever: end the wait.
+            raise Interrupted
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, handler)
     hangup.install()
@@ -254,7 +277,7 @@ def serve(conf):
         guru.enable(conf, PROG)
         stop = threading.Event()
         hangup = hangup_mod.Hangup(lambda: _reload(conf))
-        _install_signals(stop, hangup, notifier)
+        _install_signals(stop, hangup, notifier, agent)
         agent.run(stop, hangup, notifier)
         return 0
     finally:

@@ -2,6 +2,7 @@
 the embedded store, and as a service against a remote gantt (the REST
 API over HTTP, gantt-scheduler over RabbitMQ)."""
 
+import contextlib
 import json
 import os
 import pathlib
@@ -10,6 +11,7 @@ import socket
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -395,6 +397,87 @@ def test_service_reports_to_remote_placement_and_scheduler(tmp_path):
     assert codes["agent"] == 0, log
     assert "gantt-compute-agent stopped" in log
     assert "report failed" not in log, log
+
+
+class _Forwarder:
+    """A TCP relay to the broker that the test can cut: the broker, as
+    the agent sees it, goes away."""
+
+    def __init__(self, target):
+        self.target = target
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.sockets = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            upstream = socket.create_connection(self.target)
+            self.sockets += [client, upstream]
+            for a, b in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pipe, args=(a, b),
+                                 daemon=True).start()
+
+    @staticmethod
+    def _pipe(a, b):
+        try:
+            while data := a.recv(65536):
+                b.sendall(data)
+        except OSError:
+            pass
+        for end in (a, b):
+            with contextlib.suppress(OSError):
+                end.shutdown(socket.SHUT_RDWR)
+
+    def cut(self):
+        self.listener.close()
+        for end in self.sockets:
+            with contextlib.suppress(OSError):
+                end.shutdown(socket.SHUT_RDWR)
+                end.close()
+
+
+def test_sigterm_while_a_report_waits_for_a_broker_gone(tmp_path):
+    """The broker goes away under a running agent: its report to the
+    scheduler waits in oslo.messaging's reconnection loop, and SIGTERM
+    still stops it, with its stop line and status 0 (it did not stop)."""
+    rpc_helpers.require_rabbit()
+    relay = _Forwarder(("127.0.0.1", 5672))
+    topic = rpc_helpers.unique_topic()
+    log = tmp_path / "agent.log"
+    url = rpc_helpers.RABBIT_URL.replace("127.0.0.1:5672",
+                                         f"127.0.0.1:{relay.port}")
+    assert f":{relay.port}/" in url
+    # No scheduler listens on the topic: each report's call waits for
+    # its answer until the broker goes.
+    conf = _conf(tmp_path, f"transport_url = {url}\nlog_file = {log}\n"
+                           f"[scheduler]\ntopic = {topic}\n")
+    agent, out = _start(["gantt-compute-agent", "--config-file", str(conf),
+                         "--root", str(_fake_root(tmp_path))], tmp_path,
+                        tmp_path / "stdout.log")
+    try:
+        _wait(lambda: log.exists() and "starting" in log.read_text(),
+              timeout=30)
+        time.sleep(3)  # the first report's call is in flight
+        relay.cut()
+        _wait(lambda: "AMQP server on 127.0.0.1" in log.read_text()
+              and "unreachable" in log.read_text(), timeout=30)
+        agent.send_signal(signal.SIGTERM)
+        code = agent.wait(20)
+    finally:
+        if agent.poll() is None:
+            agent.kill()
+            agent.wait()
+        out.close()
+    text = log.read_text()
+    assert code == 0, text[-3000:]
+    assert "stopped while a report to the scheduler waited for the " \
+        "broker" in text
+    assert "gantt-compute-agent stopped" in text
 
 
 def test_sighup_reopens_the_log_and_applies_report_interval(tmp_path):
