@@ -175,5 +175,6 @@ def make_app(conf, store=None, engine=None, policy_mode=None,
     if conf.api.metrics:
         application = metrics.Metrics(
             application, metrics.ApiMetrics(),
-            lambda path: (router.match(path) or (None,))[0])
+            lambda path: (health.PATH if path == health.PATH
+                          else (router.match(path) or (None,))[0]))
     return http_proxy_to_wsgi.HTTPProxyToWSGI(application, conf)

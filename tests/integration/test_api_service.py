@@ -186,6 +186,8 @@ def test_metrics_count_every_worker_requests(tmp_path, sqlite_config):
         for _ in range(20):
             assert api.request("/resource_providers", headers=admin)[0] == 200
         assert api.request("/resource_providers")[0] == 401
+        # A balancer's health checks under their own route.
+        assert api.request("/healthcheck")[0] == 200
         assert api.request(
             "/allocation_candidates?resources=VCPU:1",
             headers={**admin, "openstack-api-version": "placement 1.39"}
@@ -201,6 +203,9 @@ def test_metrics_count_every_worker_requests(tmp_path, sqlite_config):
             assert requests[
                 '{method="GET",route="/resource_providers",status="401"}'
             ] == 1
+            assert requests[
+                '{method="GET",route="/healthcheck",status="200"}'] == 1
+            assert not [k for k in requests if "unmatched" in k]
             assert _samples(body, "gantt_api_allocation_candidates_count"
                             ) == {"": 1.0}
             latency = _samples(body, "gantt_api_request_seconds_count")
