@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 import uuid as uuidlib
 
 from cloudfile import loader
@@ -19,6 +20,20 @@ from tests.rpc import helpers
 REPO = pathlib.Path(__file__).parents[2]
 # oslo.log's default line: "<date> <time> <pid> <LEVEL> <logger> [...] msg"
 LOG_LINE = re.compile(r"^\S+ \S+ (\d+) (\w+) (\S+) (?:\[.*?\] )?(.*)$")
+
+
+MANAGE = pathlib.Path(sys.executable).parent / "gantt-manage"
+
+
+def manage(config, *args):
+    """gantt-manage --config-file ``config`` ARGS as a subprocess:
+    (exit status, stdout, stderr, seconds it took)."""
+    started = time.monotonic()
+    result = subprocess.run([str(MANAGE), "--config-file", str(config),
+                             *args], capture_output=True, text=True,
+                            timeout=120)
+    return (result.returncode, result.stdout, result.stderr,
+            time.monotonic() - started)
 
 
 @contextlib.contextmanager

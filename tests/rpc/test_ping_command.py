@@ -4,10 +4,6 @@ host; no scheduler on the topic is one line and exit status 1 after
 --timeout; an unreachable broker too."""
 
 import json
-import pathlib
-import subprocess
-import sys
-import time
 
 import pytest
 import sqlalchemy as sa
@@ -15,17 +11,7 @@ import sqlalchemy as sa
 from placement import conf as conf_mod
 from placement.db import migration
 from tests.rpc import helpers
-from tests.rpc.service_process import Service
-
-EXE = pathlib.Path(sys.executable).parent / "gantt-manage"
-
-
-def _manage(config, *args):
-    started = time.monotonic()
-    result = subprocess.run([str(EXE), "--config-file", str(config), *args],
-                            capture_output=True, text=True, timeout=120)
-    return (result.returncode, result.stdout, result.stderr,
-            time.monotonic() - started)
+from tests.rpc.service_process import Service, manage
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +28,7 @@ def service(tmp_path_factory):
 
 
 def test_ping_names_the_scheduler(service):
-    code, out, err, _ = _manage(service.config, "scheduler", "ping")
+    code, out, err, _ = manage(service.config, "scheduler", "ping")
     assert (code, err) == (0, "")
     [pid] = {pid for pid, _, _ in service.lines("gantt-scheduler ready")}
     prefix = (f"gantt-scheduler on {service.host} answered on topic "
@@ -54,7 +40,7 @@ def test_ping_names_the_scheduler(service):
 
 
 def test_ping_as_json(service):
-    code, out, err, _ = _manage(service.config, "scheduler", "ping",
+    code, out, err, _ = manage(service.config, "scheduler", "ping",
                                 "--format", "json")
     assert (code, err) == (0, "")
     data = json.loads(out)
@@ -69,7 +55,7 @@ def test_ping_as_json(service):
 
 def test_no_scheduler_on_the_topic_exits_1_after_the_timeout(service):
     topic = helpers.unique_topic()
-    code, out, err, took = _manage(service.config, "scheduler", "ping",
+    code, out, err, took = manage(service.config, "scheduler", "ping",
                                    "--topic", topic, "--timeout", "2")
     assert (code, out, err) == (
         1, "", f"gantt-manage: no gantt-scheduler answered on topic "
@@ -81,7 +67,7 @@ def test_unreachable_broker_exits_1(tmp_path):
     config = tmp_path / "gantt.conf"
     config.write_text("[DEFAULT]\ntransport_url = "
                       "rabbit://guest:guest@127.0.0.1:9/\n")
-    code, out, err, took = _manage(config, "scheduler", "ping",
+    code, out, err, took = manage(config, "scheduler", "ping",
                                    "--timeout", "2")
     assert (code, out, err) == (
         1, "", "gantt-manage: could not reach the message broker: "
@@ -92,7 +78,7 @@ def test_unreachable_broker_exits_1(tmp_path):
 def test_the_in_process_transport_exits_2(tmp_path):
     config = tmp_path / "gantt.conf"
     config.write_text("")
-    assert _manage(config, "scheduler", "ping")[:3] == (
+    assert manage(config, "scheduler", "ping")[:3] == (
         2, "", "gantt-manage: [DEFAULT] transport_url is the in-process "
                "transport (kombu+memory:////), which no gantt-scheduler "
                "shares: set it to the schedulers' message broker\n")
@@ -101,7 +87,7 @@ def test_the_in_process_transport_exits_2(tmp_path):
 @pytest.mark.parametrize("value", ["0", "-1", "soon"])
 def test_a_bad_timeout_exits_2(tmp_path, value):
     (tmp_path / "gantt.conf").write_text("")
-    code, out, err, _ = _manage(tmp_path / "gantt.conf", "scheduler",
+    code, out, err, _ = manage(tmp_path / "gantt.conf", "scheduler",
                                 "ping", "--timeout", value)
     assert (code, out) == (2, "")
     assert err.splitlines()[-1] == (

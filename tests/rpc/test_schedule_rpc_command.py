@@ -7,29 +7,18 @@ status, and claim nothing."""
 
 import json
 import pathlib
-import subprocess
-import sys
 import time
 
 import pytest
 
 from tests.rpc import helpers
-from tests.rpc.service_process import Service
+from tests.rpc.service_process import Service, manage
 
-EXE = pathlib.Path(sys.executable).parent / "gantt-manage"
 REPO = pathlib.Path(__file__).parents[2]
 SPEC = REPO / "etc/examples/spec.json"
 CLUSTER = REPO / "etc/examples/cluster.yaml"
 HOSTS = {"compute-1", "compute-2", "compute-3"}
 FLAVOR = {"vcpus": 1, "memory_mb": 512, "root_gb": 1}
-
-
-def _manage(config, *args):
-    started = time.monotonic()
-    result = subprocess.run([str(EXE), "--config-file", str(config), *args],
-                            capture_output=True, text=True, timeout=120)
-    return (result.returncode, result.stdout, result.stderr,
-            time.monotonic() - started)
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +28,7 @@ def service(tmp_path_factory):
     url = f"sqlite:///{tmp_path / 'gantt.sqlite'}"
     load = tmp_path / "load.conf"
     load.write_text(f"[placement_database]\nconnection = {url}\n")
-    code, _, err, _ = _manage(load, "cloud", "load", str(CLUSTER))
+    code, _, err, _ = manage(load, "cloud", "load", str(CLUSTER))
     assert code == 0, err
     running = Service(tmp_path, url)
     yield running
@@ -47,20 +36,30 @@ def service(tmp_path_factory):
 
 
 def _vcpus_used(service):
-    code, out, err, _ = _manage(service.config, "cloud", "show", "--format",
+    code, out, err, _ = manage(service.config, "cloud", "show", "--format",
                                 "json")
     assert code == 0, err
     return json.loads(out)["totals"]["VCPU"]["used"]
 
 
 def _calls(service):
-    """The calls the scheduler decided: its decision log's records."""
-    records = 0
-    for path in (service.log.parent / "state" / "decisions").glob(
-            "decisions.*.jsonl"):
-        records += sum('"request"' in line
-                       for line in path.read_text().splitlines())
-    return records
+    """The calls the scheduler decided: its decision log's records, once
+    the log has written every one it holds (it writes from a buffer
+    every [decision_log] flush_interval, 1 s)."""
+    def count():
+        records = 0
+        for path in (service.log.parent / "state" / "decisions").glob(
+                "decisions.*.jsonl"):
+            records += sum('"request"' in line
+                           for line in path.read_text().splitlines())
+        return records
+    seen = count()
+    while True:
+        time.sleep(1.5)
+        now = count()
+        if now == seen:
+            return now
+        seen = now
 
 
 def _spec(tmp_path, spec):
@@ -71,7 +70,7 @@ def _spec(tmp_path, spec):
 
 def test_the_running_scheduler_decides_and_claims_nothing(service):
     used, calls = _vcpus_used(service), _calls(service)
-    code, out, err, _ = _manage(service.config, "schedule", str(SPEC),
+    code, out, err, _ = manage(service.config, "schedule", str(SPEC),
                                 "--rpc")
     assert (code, err) == (0, "")
     lines = out.splitlines()
@@ -88,7 +87,7 @@ def test_the_running_scheduler_decides_and_claims_nothing(service):
 
 def test_claim_over_rpc(service):
     used = _vcpus_used(service)
-    code, out, err, _ = _manage(service.config, "schedule", str(SPEC),
+    code, out, err, _ = manage(service.config, "schedule", str(SPEC),
                                 "--rpc", "--claim", "--format", "json")
     assert (code, err) == (0, "")
     instances = json.loads(out)["instances"]
@@ -110,14 +109,14 @@ def test_a_bad_spec_exits_2_naming_the_file_and_field(service, tmp_path,
                                                      spec, says):
     used = _vcpus_used(service)
     path = _spec(tmp_path, spec)
-    assert _manage(service.config, "schedule", str(path), "--rpc",
+    assert manage(service.config, "schedule", str(path), "--rpc",
                    "--claim")[:3] == (2, "", f"gantt-manage: {path}: {says}\n")
     assert _vcpus_used(service) == used
 
 
 def test_no_valid_host_exits_1(service, tmp_path):
     path = _spec(tmp_path, {"flavor": dict(FLAVOR, vcpus=10_000)})
-    assert _manage(service.config, "schedule", str(path), "--rpc",
+    assert manage(service.config, "schedule", str(path), "--rpc",
                    "--claim")[:3] == (
         1, "", "gantt-manage: No valid host was found. no valid host for "
                "instance 1 of 1: 0 candidate hosts\n")
@@ -125,7 +124,7 @@ def test_no_valid_host_exits_1(service, tmp_path):
 
 def test_explain_is_not_sent(service):
     calls = _calls(service)
-    assert _manage(service.config, "schedule", str(SPEC), "--rpc",
+    assert manage(service.config, "schedule", str(SPEC), "--rpc",
                    "--explain")[:3] == (
         2, "", "gantt-manage: schedule: --explain is the command's own "
                "scheduler's, a running gantt-scheduler does not send its "
@@ -135,7 +134,7 @@ def test_explain_is_not_sent(service):
 
 def test_no_scheduler_on_the_topic_exits_1_after_the_timeout(service):
     topic = helpers.unique_topic()
-    code, out, err, took = _manage(service.config, "schedule", str(SPEC),
+    code, out, err, took = manage(service.config, "schedule", str(SPEC),
                                    "--rpc", "--topic", topic, "--timeout",
                                    "2")
     assert (code, out, err) == (
@@ -147,7 +146,7 @@ def test_no_scheduler_on_the_topic_exits_1_after_the_timeout(service):
 def test_the_in_process_transport_exits_2(tmp_path):
     config = tmp_path / "gantt.conf"
     config.write_text(f"[DEFAULT]\nstate_path = {tmp_path / 'state'}\n")
-    assert _manage(config, "schedule", str(SPEC), "--rpc")[:3] == (
+    assert manage(config, "schedule", str(SPEC), "--rpc")[:3] == (
         2, "", "gantt-manage: [DEFAULT] transport_url is the in-process "
                "transport (kombu+memory:////), which no gantt-scheduler "
                "shares: set it to the schedulers' message broker\n")
