@@ -3,7 +3,7 @@ gantt-scheduler process decides, what was decided and why, one JSON
 object a line, for `gantt-manage decisions` to show and `gantt-simulate
 replay` to decide again (docs/scheduling.md, "The decision log").
 
-A record (format 1) holds:
+A record, as :func:`decode` reads it back, holds:
 
 - ``time`` (seconds since the epoch), ``request`` (the caller's request
   id), ``instances`` (their uuids; empty when the caller sent none, and
@@ -205,16 +205,15 @@ def shares(columns: dict[str, Any]) -> list[dict[str, float]]:
     up, in its order, on the same doubles, so that the shares add up to
     the weight to the last bit; a weigher that gave a row 0 is left
     out."""
-    values = [list(line) for line in columns["values"]]
+    values = columns["values"]
     count = len(values[0]) if values else 0
     out: list[dict[str, float]] = [{} for _ in range(count)]
+    # Only weighers that told the rows apart are there (span != 0).
     for name, low, span, multiplier, line in zip(
             columns["names"], columns["lows"], columns["spans"],
             columns["multipliers"], values, strict=True):
-        if span == 0:
-            continue
         factors = ([multiplier] * count if isinstance(multiplier, float)
-                   else list(multiplier))
+                   else multiplier)
         for into, value, factor in zip(out, line, factors, strict=True):
             share = (value - low) / span * factor
             if share:
