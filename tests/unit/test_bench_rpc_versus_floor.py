@@ -1,7 +1,7 @@
-"""benchmarks.rpc.versus_floor: gantt-scheduler against the messaging
+"""benchmarks.rpc_floor.versus_floor: gantt-scheduler against the messaging
 floor of the same run."""
 
-from benchmarks import rpc
+from benchmarks import rpc_floor
 
 
 def _run(calls_per_s, client, workers, broker, database, other):
@@ -23,7 +23,7 @@ def test_ratios_per_process_count_and_cpu_by_process():
             "1/g8": _run(300.0, 0.5, 2.0, 0.9, 1.0, 0.1),
             "1/floor/r100": _run(100.0, 0.5, 0.8, 0.9, 0.0, 0.1)}
     runs["1"]["cpu_split_ms_per_call"] = {"decision": 1.0}
-    found = rpc.versus_floor(runs)
+    found = rpc_floor.versus_floor(runs)
     assert set(found) == {"1", "2"}
     assert found["1"]["calls_per_s"] == {"gantt": 200.0, "floor": 800.0,
                                          "ratio": 0.25}
@@ -38,5 +38,5 @@ def test_ratios_per_process_count_and_cpu_by_process():
 
 
 def test_no_floor_no_comparison():
-    assert rpc.versus_floor({"1": _run(200.0, 0.5, 3.0, 0.9, 1.5, 0.1)}) \
-        == {}
+    alone = {"1": _run(200.0, 0.5, 3.0, 0.9, 1.5, 0.1)}
+    assert rpc_floor.versus_floor(alone) == {}

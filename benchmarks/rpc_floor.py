@@ -1,0 +1,49 @@
+"""gantt-scheduler against the messaging floor of the same
+benchmarks.rpc run (``versus_floor`` in its JSON, with
+``--messaging-floor``)."""
+
+
+def versus_floor(runs):
+    """Per process count run both ways in closed loop, gantt-scheduler
+    against the messaging floor of the same run (same clients, broker,
+    database and machine, so that its noise falls on both): calls/s and
+    their ratio (gantt / floor), and the machine's CPU a call, in all
+    and by process (client, scheduler workers, broker, database server,
+    the rest), with its ratio; and where the workers' CPU a call goes
+    for gantt (cpu_split_ms_per_call: decoding, decision, claim, the
+    decision log's record, encoding, messaging)."""
+    out = {}
+    for key, floor in runs.items():
+        if not key.endswith("/floor") or key.count("/") != 1:
+            continue
+        gantt = runs.get(key.split("/")[0])
+        if not gantt or "calls_per_s" not in gantt \
+                or "calls_per_s" not in floor:
+            continue
+        both = {"gantt": gantt, "floor": floor}
+        by_process = {side: _by_process(figures)
+                      for side, figures in both.items()}
+        out[key.split("/")[0]] = {
+            "calls_per_s": {
+                "gantt": gantt["calls_per_s"],
+                "floor": floor["calls_per_s"],
+                "ratio": round(gantt["calls_per_s"]
+                               / floor["calls_per_s"], 3)},
+            "machine_cpu_ms_per_call": {
+                "gantt": gantt["total_cpu_ms_per_call"],
+                "floor": floor["total_cpu_ms_per_call"],
+                "ratio": round(gantt["total_cpu_ms_per_call"]
+                               / floor["total_cpu_ms_per_call"], 3)},
+            "machine_cpu_ms_per_call_by_process": by_process,
+            "gantt_worker_cpu_split_ms_per_call":
+                gantt.get("cpu_split_ms_per_call"),
+        }
+    return out
+
+
+def _by_process(figures):
+    machine = figures["machine_cpu_ms_per_call"]
+    return {"client": figures["client_cpu_ms_per_call"],
+            "scheduler_workers": figures["scheduler_cpu_ms_per_call"],
+            "broker": machine["broker"], "database": machine["database"],
+            "other": machine["other"]}
