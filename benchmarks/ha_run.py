@@ -184,11 +184,15 @@ class Run:
     def _config(self, host):
         address = self.net.address(host)
         path = self.root / f"{host}.conf"
+        # Its own state (the decision log), kept with the logs (--keep).
+        state = self.root / f"{host}-state"
+        state.mkdir(exist_ok=True)
         path.write_text(textwrap.dedent(f"""\
             [DEFAULT]
             transport_url = {self.broker_url}
             control_exchange = {self.exchange}
             host = {host}
+            state_path = {state}
             log_file = {self.root / host}-scheduler.log
             graceful_shutdown_timeout = 10
             [scheduler]
@@ -513,6 +517,11 @@ class Run:
             "settled_after_s": settled,
             "views_off": view_diffs,
             "allocations_without_live_instance_uuids": unexplained[:10],
+            # Each lost instance: the node the client was told, and the
+            # providers the database holds its allocations on.
+            "live_without_allocation_of": {
+                u: {"told": live[u][1], "held": sorted(held.get(u, ()))}
+                for u in lost[:10]},
         }
 
     def figures(self, load):

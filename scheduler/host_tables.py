@@ -158,6 +158,8 @@ host_changes = sa.Table(
     sa.Column("kind", sa.String(16), nullable=False),
     sa.Column("ref", sa.String(255), nullable=False),
     sa.Column("changed_at", sa.DateTime, nullable=False, index=True),
+    # The attempt of the write that made the row (placement.db.store).
+    sa.Column("written_by", sa.BigInteger, nullable=True),
     sqlite_autoincrement=True,
     **_MYSQL,
 )

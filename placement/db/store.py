@@ -63,6 +63,9 @@ class ChangeSet:
     catalog: bool = False
     # Sequence numbers of the provider_changes rows this commit wrote.
     seqs: tuple = ()
+    # The random number its change log rows carry (written_by): whose
+    # they are when another write's rows took the same numbers.
+    written_by: int | None = None
     # Records of other packages' change logs (ChangeLog): log name ->
     # (kind, ref) pairs written, and log name -> the rows' numbers.
     logged: dict = dataclasses.field(default_factory=dict)
@@ -144,18 +147,22 @@ class Txn:
         the pipeline)."""
         sent = []
         touched = self.changes.touched()
+        # 63 bits: a BIGINT on every engine.
+        mark = self.changes.written_by = random.getrandbits(63)
         if touched:
             whole = self.changes.providers | self.changes.deleted
             sent.append((None, _INSERT_CHANGES, _INSERT_CHANGES.queue(
                 self, [{"resource_provider_id": rp_id,
                         "changed_at": self.now,
-                        "usage_only": rp_id not in whole}
+                        "usage_only": rp_id not in whole,
+                        "written_by": mark}
                        for rp_id in sorted(touched)])))
         for name, entries in self.changes.logged.items():
             if entries:
                 insert = _CHANGE_LOGS[name].insert
                 sent.append((name, insert, insert.queue(self, [
-                    {"kind": kind, "ref": ref, "changed_at": self.now}
+                    {"kind": kind, "ref": ref, "changed_at": self.now,
+                     "written_by": mark}
                     for kind, ref in sorted(entries)])))
         self.pipeline.settle(committing)
         for name, insert, pending in sent:
@@ -168,7 +175,7 @@ class Txn:
 
 _INSERT_CHANGES = fastsql.FastInsert(
     tables.provider_changes,
-    ["resource_provider_id", "changed_at", "usage_only"],
+    ["resource_provider_id", "changed_at", "usage_only", "written_by"],
     returning=tables.provider_changes.c.seq)
 
 
@@ -186,8 +193,9 @@ class ChangeLog:
 
     @functools.cached_property
     def insert(self):
-        return fastsql.FastInsert(self.table, ["kind", "ref", "changed_at"],
-                                  returning=self.table.c.seq)
+        return fastsql.FastInsert(
+            self.table, ["kind", "ref", "changed_at", "written_by"],
+            returning=self.table.c.seq)
 
 
 # name -> ChangeLog, filled by the packages that have one.
@@ -612,14 +620,19 @@ def _logged_once_ended(txn, changes, backend, session):
 
 def _logged(txn, changes):
     """Whether the change log rows of ``changes`` exist: its transaction
-    committed (rows are pruned only after an hour)."""
+    committed (rows are pruned only after an hour). The numbers alone
+    are not enough: a Galera node's numbers of a transaction that never
+    replicated are handed out again by the others (its auto-increment
+    offset changes with the cluster), so the rows must carry the
+    write's own mark too."""
     logs = [(tables.provider_changes, changes.seqs)] + [
         (_CHANGE_LOGS[name].table, seqs)
         for name, seqs in changes.logged_seqs.items()]
     for log, seqs in logs:
         if seqs:
             return bool(txn.scalar(sa.select(sa.func.count()).where(
-                log.c.seq.in_(list(seqs)))))
+                log.c.seq.in_(list(seqs)),
+                log.c.written_by == changes.written_by)))
     return False
 
 

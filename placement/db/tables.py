@@ -186,6 +186,10 @@ provider_changes = sa.Table(
     # refresh usage instead of reloading the provider.
     sa.Column("usage_only", sa.Boolean, nullable=False,
               server_default=sa.false()),
+    # A random number of the write attempt that made the row: tells its
+    # rows from another write's that took the same seq (a Galera node's
+    # rolled-back numbers are handed out again; placement.db.store).
+    sa.Column("written_by", sa.BigInteger, nullable=True),
     sqlite_autoincrement=True,
     **_MYSQL,
 )

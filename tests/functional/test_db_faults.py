@@ -13,7 +13,7 @@ import pytest
 import sqlalchemy as sa
 
 from placement import errors
-from placement.db import migration
+from placement.db import migration, tables
 from placement.db import store as store_mod
 from placement.objects import consumers, providers, traits
 from tests import databases, fault_proxy
@@ -169,6 +169,43 @@ def test_a_write_cut_off_before_its_commit_does_not_wait_on_itself(store,
         made = providers.create(store, "cut-before-commit")
         assert time.monotonic() - began < 5
         assert not proxy.armed
+    assert [p.uuid for p in providers.list_all(store)] == [made.uuid]
+
+
+def test_rows_that_took_a_lost_writes_numbers_are_not_its_own(
+        store, server, monkeypatch):
+    """A write cut off at COMMIT that never committed, whose change log
+    numbers another write then takes (as a Galera cluster's nodes do
+    once a node falls out of the primary component: its rolled-back
+    auto-increment numbers come round again on the others): the rows
+    with those numbers are not the lost write's, so it is made again,
+    once, instead of being reported made."""
+    engine, url, proxy = server
+    direct = sa.create_engine(url)
+    taken = []
+
+    def take_numbers_then_look(txn, changes):
+        if not taken:
+            rows = [{"seq": seq, "resource_provider_id": rp_id,
+                     "changed_at": store_mod.utcnow(), "usage_only": False}
+                    for seq, rp_id in zip(changes.seqs,
+                                          sorted(changes.touched()),
+                                          strict=True)]
+            with direct.begin() as conn:
+                conn.execute(tables.provider_changes.insert(), rows)
+            taken.extend(changes.seqs)
+        return looked(txn, changes)
+
+    looked = store_mod._logged
+    monkeypatch.setattr(store_mod, "_logged", take_numbers_then_look)
+    try:
+        with _partitions_ended(proxy):
+            proxy.arm(fault_proxy.COMMIT[engine], fault_proxy.PARTITION)
+            made = providers.create(store, "numbers-taken")
+            assert not proxy.armed
+    finally:
+        direct.dispose()
+    assert taken  # the store did ask its change log
     assert [p.uuid for p in providers.list_all(store)] == [made.uuid]
 
 

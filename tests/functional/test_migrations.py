@@ -137,9 +137,33 @@ def test_0004_makes_postgresql_announce_change_log_writes(scratch_url,
         expected = ({"provider_changes", "host_changes"}
                     if engine_name == "postgresql" else set())
         assert _announcing_tables(store.engine) == expected
-        # The trigger leaves the write itself alone.
+        # The trigger leaves the write itself alone (as this gantt
+        # writes it: at its own revision).
+        migration.sync(store.engine)
+        assert _announcing_tables(store.engine) == expected
         providers.create(store, "cn1")
         assert len(_rows(store, tables.provider_changes)) == 1
+    finally:
+        store.dispose()
+
+
+def test_0006_marks_change_rows_with_their_write(scratch_url):
+    """Change rows from before 0006 carry no mark; each write's rows
+    carry its own."""
+    conf = databases.make_conf(
+        scratch_url, {("placement_database", "sync_on_startup"): False})
+    store = store_mod.Store(conf)
+    try:
+        migration.sync(store.engine, "0005")
+        _old_provider(store.engine, "cn1")
+        migration.sync(store.engine, "0006")
+        assert migration.current_revision(store.engine) == "0006"
+        providers.create(store, "cn2")
+        providers.create(store, "cn3")
+        marks = [r.written_by
+                 for r in _rows(store, tables.provider_changes)]
+        assert marks[0] is None
+        assert None not in marks[1:] and len(set(marks[1:])) == 2
     finally:
         store.dispose()
 
