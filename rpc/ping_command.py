@@ -23,9 +23,6 @@ import logging
 import threading
 import time
 
-from rpc import broker_check
-from rpc import client as client_mod
-from rpc import conf as rpc_conf
 from scheduler import errors
 
 DEFAULT_TIMEOUT = 10.0
@@ -86,6 +83,13 @@ def connect(conf, topic=None, **kwargs):
     answered (``kwargs``: SchedulerClient's); InProcessTransport (exit
     2) for the in-process transport, NoAnswer (1) for a broker that
     cannot be reached. Shared with ``schedule --rpc``."""
+    # oslo.messaging is imported here, when a command calls: gantt-manage
+    # loads this module for its options, and its import is half a second
+    # every other command would pay.
+    from rpc import broker_check
+    from rpc import client as client_mod
+    from rpc import conf as rpc_conf
+
     rpc_conf.register_opts(conf)
     if rpc_conf.in_process(conf):
         raise InProcessTransport(
@@ -127,6 +131,8 @@ def call_within(client, call, timeout):
             f"topic {client.topic!r} within {timeout:g} s")
     client.close()
     error = outcome.get("error")
+    from rpc import client as client_mod  # loaded by connect()
+
     if isinstance(error, client_mod.SchedulerTimeout):
         raise NoAnswer(
             f"no gantt-scheduler answered on topic {client.topic!r} "

@@ -23,7 +23,6 @@ handles them).
 import json
 import uuid
 
-from rpc import client as client_mod
 from rpc import ping_command
 from scheduler import cli as scheduler_cli
 from scheduler import errors
@@ -63,6 +62,8 @@ def run(conf):
             "schedule: --explain is the command's own scheduler's, a "
             "running gantt-scheduler does not send its reasons: drop "
             "--rpc or --explain")
+    from rpc import client as client_mod  # see ping_command.connect
+
     spec = scheduler_cli.read_spec(args.spec)
     ids = ([str(uuid.uuid4()) for _ in range(spec.num_instances)]
            if args.claim else None)

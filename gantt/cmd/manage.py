@@ -336,7 +336,10 @@ def build_conf(argv):
     host_options.register_opts(conf)
     logging.register_options(conf)
     logging.set_defaults(default_log_levels=(
-        logging.get_default_log_levels() + ["alembic=WARN"]))
+        # oslo.service says which backend it loaded when a command
+        # first imports oslo.messaging (ping, schedule --rpc).
+        logging.get_default_log_levels() + ["alembic=WARN",
+                                            "oslo_service=WARN"]))
     config_check.register(conf)
     conf.register_cli_opt(cfg.SubCommandOpt(
         "command", title="commands", handler=_add_parsers,

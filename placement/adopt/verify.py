@@ -18,8 +18,6 @@ import requests
 import webob
 
 from placement.adopt import cloud_auth
-from placement.api import app as app_mod
-from placement.candidates import engine as engine_mod
 
 PROVIDER_PATHS = ("", "/inventories", "/traits", "/aggregates", "/usages",
                   "/allocations")
@@ -37,6 +35,12 @@ class GanttSide:
     """gantt's REST API on ``store``, in this process."""
 
     def __init__(self, conf, store, version):
+        # Imported here: gantt-manage loads this module for its options,
+        # and the API application is a second of imports every command
+        # would pay.
+        from placement.api import app as app_mod
+        from placement.candidates import engine as engine_mod
+
         conf.set_override("auth_strategy", "noauth2", group="api")
         # Thousands of in-process GETs: no access log line for each.
         logging.getLogger("placement.requestlog").setLevel(logging.WARNING)
