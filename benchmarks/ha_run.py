@@ -359,6 +359,8 @@ class Run:
             str(self.seconds), "--clients", str(self.clients), "--out",
             str(out)], cwd=REPO, stdout=client_log,
             stderr=subprocess.STDOUT)
+        # close() ends it too when a fault fails the run part way.
+        self.procs["client", "conductor"] = client
         sampler = threading.Thread(target=self._sample_generations,
                                    daemon=True)
         sampler.start()
