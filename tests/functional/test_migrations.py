@@ -44,34 +44,40 @@ def scratch_url(engine_name, tmp_path):
     databases.drop_scratch(engine_name, url)
 
 
-def test_0002_upgrades_a_0001_database(scratch_url):
-    """The host records tables arrive next to placement's data, which
-    stays, and the host state table works on the result."""
+@pytest.fixture
+def unsynced(scratch_url):
+    """A store on the scratch database, which it leaves empty: each test
+    syncs it to the revisions it upgrades from."""
     conf = databases.make_conf(
         scratch_url, {("placement_database", "sync_on_startup"): False})
     store = store_mod.Store(conf)
-    try:
-        migration.sync(store.engine, "0001")
-        assert migration.current_revision(store.engine) == "0001"
-        rp_uuid = _old_provider(store.engine, "cn1")
-        with store.engine.begin() as conn:  # as 0001 seeded it
-            conn.execute(tables.counters.delete().where(
-                tables.counters.c.name
-                == host_tables.HOST_CHANGES_PRUNED_COUNTER))
-        migration.sync(store.engine, "0002")
-        assert migration.current_revision(store.engine) == "0002"
-        migration.sync(store.engine)
-        assert providers.get(store, rp_uuid).name == "cn1"
-        assert "host_changes_pruned_below" in {
-            r.name for r in _rows(store, tables.counters)}
-        host_records.upsert_compute_node(store, rp_uuid, "cn1", "cn1",
-                                         vcpus=2)
-        table = host_state.HostStateTable(store, conf)
-        table.sync()
-        table.close()
-        assert table.vcpus_total[table.row_of(rp_uuid)] == 2
-    finally:
-        store.dispose()
+    yield store
+    store.dispose()
+
+
+def test_0002_upgrades_a_0001_database(unsynced):
+    """The host records tables arrive next to placement's data, which
+    stays, and the host state table works on the result."""
+    store = unsynced
+    migration.sync(store.engine, "0001")
+    assert migration.current_revision(store.engine) == "0001"
+    rp_uuid = _old_provider(store.engine, "cn1")
+    with store.engine.begin() as conn:  # as 0001 seeded it
+        conn.execute(tables.counters.delete().where(
+            tables.counters.c.name
+            == host_tables.HOST_CHANGES_PRUNED_COUNTER))
+    migration.sync(store.engine, "0002")
+    assert migration.current_revision(store.engine) == "0002"
+    migration.sync(store.engine)
+    assert providers.get(store, rp_uuid).name == "cn1"
+    assert "host_changes_pruned_below" in {
+        r.name for r in _rows(store, tables.counters)}
+    host_records.upsert_compute_node(store, rp_uuid, "cn1", "cn1",
+                                     vcpus=2)
+    table = host_state.HostStateTable(store, store.conf)
+    table.sync()
+    table.close()
+    assert table.vcpus_total[table.row_of(rp_uuid)] == 2
 
 
 def _old_provider(engine, name):
@@ -91,27 +97,22 @@ def _old_provider(engine, name):
     return rp_uuid
 
 
-def test_0003_marks_old_change_rows_as_whole_changes(scratch_url):
+def test_0003_marks_old_change_rows_as_whole_changes(unsynced):
     """Change rows from before 0003 read as full changes (a reader
     reloads their providers), and the store writes the new column."""
-    conf = databases.make_conf(
-        scratch_url, {("placement_database", "sync_on_startup"): False})
-    store = store_mod.Store(conf)
-    try:
-        migration.sync(store.engine, "0002")
-        _old_provider(store.engine, "cn1")
-        migration.sync(store.engine, "0003")
-        assert migration.current_revision(store.engine) == "0003"
-        migration.sync(store.engine)
-        assert _schema_differences(store.engine) == []
-        assert [bool(r.usage_only)
-                for r in _rows(store, tables.provider_changes)] == [False]
-        providers.create(store, "cn2")
-        assert [bool(r.usage_only)
-                for r in _rows(store, tables.provider_changes)] == [
-            False, False]
-    finally:
-        store.dispose()
+    store = unsynced
+    migration.sync(store.engine, "0002")
+    _old_provider(store.engine, "cn1")
+    migration.sync(store.engine, "0003")
+    assert migration.current_revision(store.engine) == "0003"
+    migration.sync(store.engine)
+    assert _schema_differences(store.engine) == []
+    assert [bool(r.usage_only)
+            for r in _rows(store, tables.provider_changes)] == [False]
+    providers.create(store, "cn2")
+    assert [bool(r.usage_only)
+            for r in _rows(store, tables.provider_changes)] == [
+        False, False]
 
 
 def _announcing_tables(engine):
@@ -124,48 +125,38 @@ def _announcing_tables(engine):
             "WHERE tgname LIKE '%_announce'")))
 
 
-def test_0004_makes_postgresql_announce_change_log_writes(scratch_url,
+def test_0004_makes_postgresql_announce_change_log_writes(unsynced,
                                                           engine_name):
-    conf = databases.make_conf(
-        scratch_url, {("placement_database", "sync_on_startup"): False})
-    store = store_mod.Store(conf)
-    try:
-        migration.sync(store.engine, "0003")
-        assert _announcing_tables(store.engine) == set()
-        migration.sync(store.engine, "0004")
-        assert migration.current_revision(store.engine) == "0004"
-        expected = ({"provider_changes", "host_changes"}
-                    if engine_name == "postgresql" else set())
-        assert _announcing_tables(store.engine) == expected
-        # The trigger leaves the write itself alone (as this gantt
-        # writes it: at its own revision).
-        migration.sync(store.engine)
-        assert _announcing_tables(store.engine) == expected
-        providers.create(store, "cn1")
-        assert len(_rows(store, tables.provider_changes)) == 1
-    finally:
-        store.dispose()
+    store = unsynced
+    migration.sync(store.engine, "0003")
+    assert _announcing_tables(store.engine) == set()
+    migration.sync(store.engine, "0004")
+    assert migration.current_revision(store.engine) == "0004"
+    expected = ({"provider_changes", "host_changes"}
+                if engine_name == "postgresql" else set())
+    assert _announcing_tables(store.engine) == expected
+    # The trigger leaves the write itself alone (as this gantt
+    # writes it: at its own revision).
+    migration.sync(store.engine)
+    assert _announcing_tables(store.engine) == expected
+    providers.create(store, "cn1")
+    assert len(_rows(store, tables.provider_changes)) == 1
 
 
-def test_0006_marks_change_rows_with_their_write(scratch_url):
+def test_0006_marks_change_rows_with_their_write(unsynced):
     """Change rows from before 0006 carry no mark; each write's rows
     carry its own."""
-    conf = databases.make_conf(
-        scratch_url, {("placement_database", "sync_on_startup"): False})
-    store = store_mod.Store(conf)
-    try:
-        migration.sync(store.engine, "0005")
-        _old_provider(store.engine, "cn1")
-        migration.sync(store.engine, "0006")
-        assert migration.current_revision(store.engine) == "0006"
-        providers.create(store, "cn2")
-        providers.create(store, "cn3")
-        marks = [r.written_by
-                 for r in _rows(store, tables.provider_changes)]
-        assert marks[0] is None
-        assert None not in marks[1:] and len(set(marks[1:])) == 2
-    finally:
-        store.dispose()
+    store = unsynced
+    migration.sync(store.engine, "0005")
+    _old_provider(store.engine, "cn1")
+    migration.sync(store.engine, "0006")
+    assert migration.current_revision(store.engine) == "0006"
+    providers.create(store, "cn2")
+    providers.create(store, "cn3")
+    marks = [r.written_by
+             for r in _rows(store, tables.provider_changes)]
+    assert marks[0] is None
+    assert None not in marks[1:] and len(set(marks[1:])) == 2
 
 
 def _rows(store, table):
