@@ -25,12 +25,12 @@ import json
 import os
 import signal
 import sys
-import threading
 
 import oslo_messaging
 from oslo_log import log as logging
 from oslo_messaging.rpc import server as om_rpc_server
 
+from placement import signal_event
 from rpc import call_monitor
 from rpc import conf as rpc_conf
 from rpc import server as server_mod
@@ -78,7 +78,7 @@ def serve(conf, reply, stop):
 
 
 def _child(conf, reply):
-    stop = threading.Event()
+    stop = signal_event.SignalEvent()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     code = 1
     try:
@@ -108,7 +108,7 @@ def main(argv=None):
         if pid == 0:
             _child(conf, reply)
         children.append(pid)
-    stop = threading.Event()
+    stop = signal_event.SignalEvent()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     codes = {}
     # Until SIGTERM, or a worker that died (then the others stop too).

@@ -23,7 +23,6 @@ be used, 1 for other failures (--debug prints the traceback).
 
 import signal
 import sys
-import threading
 import time
 
 from oslo_config import cfg
@@ -45,6 +44,7 @@ from placement import (
     direct,
     guru,
     service_notify,
+    signal_event,
 )
 from placement import conf as placement_conf
 from placement import hangup as hangup_mod
@@ -275,7 +275,8 @@ def serve(conf):
             print(f"reported {hostname}: root provider {root}")
             return 0
         guru.enable(conf, PROG)
-        stop = threading.Event()
+        # Set by the SIGTERM handler: an event that takes no lock.
+        stop = signal_event.SignalEvent()
         hangup = hangup_mod.Hangup(lambda: _reload(conf))
         _install_signals(stop, hangup, notifier, agent)
         agent.run(stop, hangup, notifier)

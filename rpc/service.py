@@ -56,6 +56,7 @@ from placement import (
     guru,
     hangup,
     service_notify,
+    signal_event,
 )
 from placement import conf as placement_conf
 from placement.db import schema_state
@@ -115,8 +116,8 @@ class _Stopped(BaseException):
 
 
 class _StopSignal:
-    """SIGTERM and SIGINT set an event the main thread waits on (signal
-    handlers run in the main thread, between its waits). Before the
+    """SIGTERM and SIGINT set an event the main thread waits on (a
+    placement.signal_event: a handler may run inside that wait). Before the
     server is ready, while the main thread may be blocked (connecting to
     a broker that is down, say), a signal ends the start-up at once.
     SIGHUP asks for ``reload`` (placement.hangup), which the wait loop
@@ -127,7 +128,7 @@ class _StopSignal:
     HANDLED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 
     def __init__(self, reload=None, on_stop=None):
-        self.event = threading.Event()
+        self.event = signal_event.SignalEvent()
         self.signum = None
         self.ready = False
         self.on_stop = on_stop
