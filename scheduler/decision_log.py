@@ -326,7 +326,9 @@ class _Head:
     def __init__(self, ranking: Any) -> None:
         self.ranking = ranking
         self.rows = ranking.ordered.head
-        self.at = np.searchsorted(ranking.passed, self.rows)
+        # The arrays' own methods: numpy's functions of the same names
+        # wrap them in a dispatch that costs as much again, per record.
+        self.at = ranking.passed.searchsorted(self.rows)
         self.weights = ranking.weights.take(self.at).tolist()
         self._negated: list[float] | None = None
 
@@ -334,7 +336,7 @@ class _Head:
         """1 + how many rows weigh more than ``weight`` (one of the
         head's weights)."""
         if self._negated is None:
-            self._negated = sorted(-w for w in self.weights)
+            self._negated = sorted([-w for w in self.weights])
         return 1 + bisect.bisect_left(self._negated, -weight)
 
 
@@ -357,7 +359,7 @@ def _pick(table: Any, row: int, head: _Head) -> dict[str, Any]:
         out["rank"] = head.rank(weight)
         return out
     passed = head.ranking.passed
-    at = int(np.searchsorted(passed, row))
+    at = int(passed.searchsorted(row))
     if at < len(passed) and passed[at] == row:
         all_weights = head.ranking.weights
         found = all_weights[at]
