@@ -255,6 +255,9 @@ def _install_signals(stop, hangup, notifier, agent):
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, handler)
     hangup.install()
+    # An Interrupted raised inside a weakref callback is lost: again.
+    signal_event.on_swallowed(
+        Interrupted, lambda: signal_event.send_later(signal.SIGTERM))
 
 
 def serve(conf):

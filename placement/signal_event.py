@@ -13,10 +13,19 @@ gantt-compute-agent hung that way.
 This event takes no lock: a flag, and a pipe whose read end the waiters
 select on, so that a ``set()`` from a handler or another thread wakes
 them at once.
+
+A handler that raises (to end a start-up blocked on a broker, say) has
+the same trouble in another form: its exception may be raised inside a
+weakref callback or a ``__del__`` that the garbage collector runs, where
+Python cannot raise. It prints "Exception ignored in ..." and goes on,
+as if no signal had come. :func:`on_swallowed` hears of that, so that
+the service can have the handler raise again.
 """
 
+import _thread
 import os
 import select
+import sys
 import time
 import weakref
 
@@ -61,3 +70,26 @@ class SignalEvent:
 def _close(*fds):
     for fd in fds:
         os.close(fd)
+
+
+def on_swallowed(kind, again):
+    """Call ``again()``, and print nothing, when Python swallows an
+    exception of ``kind`` (see the module's doc); other exceptions go
+    to the hook there was."""
+    previous = sys.unraisablehook
+
+    def hook(unraisable):
+        if isinstance(unraisable.exc_value, kind):
+            again()
+        else:
+            previous(unraisable)
+
+    sys.unraisablehook = hook
+
+
+def send_later(signum):
+    """``signum`` to this process from a thread of its own (a bare one:
+    the threading module takes locks): the handler then runs at the main
+    thread's next check, not inside the hook that asks for it, where its
+    exception would be swallowed again."""
+    _thread.start_new_thread(os.kill, (os.getpid(), signum))

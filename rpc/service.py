@@ -131,6 +131,8 @@ class _StopSignal:
         self.event = signal_event.SignalEvent()
         self.signum = None
         self.ready = False
+        # The handler's _Stopped was swallowed: raise it again.
+        self._again = False
         self.on_stop = on_stop
         self.hangup = hangup.Hangup(reload or (lambda: None))
 
@@ -138,12 +140,23 @@ class _StopSignal:
         for signum in self.SIGNALS:
             signal.signal(signum, self._handle)
         self.hangup.install()
+        signal_event.on_swallowed(_Stopped, self._swallowed)
+
+    def _swallowed(self):
+        # Raised where Python cannot raise (a weakref callback the
+        # collector ran): the start-up went on; the same signal again
+        # has the handler raise at its next chance.
+        self._again = True
+        signal_event.send_later(self.signum)
 
     def reload_if_asked(self):
         self.hangup.reload_if_asked()
 
     def _handle(self, signum, frame):
         if self.event.is_set():
+            if self._again and not self.ready:
+                self._again = False
+                raise _Stopped()
             return  # already stopping
         self.signum = signum
         self.event.set()

@@ -67,3 +67,77 @@ def test_many_sets_do_not_block_the_setter():
     for _ in range(100_000):  # more than a pipe holds
         event.set()
     assert event.wait(0)
+
+
+# A handler's exception raised inside a weakref callback: Python prints
+# "Exception ignored in ..." and goes on (gantt-scheduler's worker kept
+# starting after SIGTERM that way once in CI).
+SWALLOWED = """
+import os, signal, time, weakref
+{setup}
+
+class Thing:
+    pass
+
+def callback(ref):
+    os.kill(os.getpid(), signal.SIGTERM)
+    for _ in range(100):  # the handler runs here, inside the callback
+        pass
+
+thing = Thing()
+ref = weakref.ref(thing, callback)
+try:
+    del thing
+    # The signal sent again comes from another thread: a moment.
+    for _ in range(200):
+        time.sleep(0.005)
+    print("went on")
+except {exception}:
+    print("stopped")
+"""
+
+GENERIC = """
+from placement import signal_event
+
+class Stop(BaseException):
+    pass
+
+def handler(signum, frame):
+    raise Stop()
+
+signal.signal(signal.SIGTERM, handler)
+"""
+
+HOOKED = """
+signal_event.on_swallowed(Stop, lambda: signal_event.send_later(
+    signal.SIGTERM))
+"""
+
+SCHEDULER = """
+from rpc import service
+service._StopSignal().install()
+"""
+
+
+def _swallowed(setup, exception):
+    return subprocess.run(
+        [sys.executable, "-c",
+         SWALLOWED.format(setup=setup, exception=exception)],
+        capture_output=True, text=True, timeout=60)
+
+
+def test_a_swallowed_exception_is_raised_again():
+    done = _swallowed(GENERIC + HOOKED, "Stop")
+    assert (done.returncode, done.stdout, done.stderr) == (0, "stopped\n", "")
+
+
+def test_without_the_hook_the_exception_is_lost():
+    # What on_swallowed is for (and that the script provokes it).
+    done = _swallowed(GENERIC, "Stop")
+    assert done.stdout.splitlines()[-1] == "went on"
+    assert "Exception ignored in" in done.stderr
+
+
+def test_the_schedulers_stop_before_ready_is_raised_again():
+    done = _swallowed(SCHEDULER, "service._Stopped")
+    assert (done.returncode, done.stdout, done.stderr) == (0, "stopped\n", "")
