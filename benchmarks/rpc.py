@@ -80,7 +80,8 @@ per process count P:
   N rounds of two closed-loop runs, ``[decision_log] enabled`` false and
   true, in alternating order; the medians of each side's calls/s and CPU
   per call, and the records' own CPU a call, as the workers count it
-  around each record (in ``cpu_split_ms_per_call`` as ``decision_log``),
+  (around one record in scheduler.manager.LOG_CPU_SAMPLE; in
+  ``cpu_split_ms_per_call`` as ``decision_log``),
   against the worker's CPU a call;
 - with ``--messaging-floor``, per process count run both ways in closed
   loop (``versus_floor``): gantt-scheduler's calls/s and the floor's,
@@ -666,8 +667,8 @@ def decision_log_rounds(args, url, workers, placed, workdir, n):
         on = statistics.median(f[key] for f in figures["on"])
         out[key] = {"off": off, "on": on,
                     "change_percent": round(100 * (on / off - 1), 2)}
-    # The records' own CPU, counted by each worker around the writing
-    # of every record, against the worker's whole CPU a call.
+    # The records' own CPU, counted by each worker (around one record
+    # in LOG_CPU_SAMPLE), against the worker's whole CPU a call.
     own = statistics.median(
         (f["cpu_split_ms_per_call"] or {}).get("decision_log", 0.0)
         for f in figures["on"])

@@ -247,9 +247,8 @@ def record(state: Any, table: Any, error: errors.SchedulerError | None,
                        else len(state.candidates)),
         "hosts": len(state.rows),
     }
-    requery = getattr(state, "requery", None)
-    if requery:
-        found["requery"] = requery
+    if state.requery:
+        found["requery"] = state.requery
     placements = []
     if error is None:
         turns = state.turns
@@ -257,12 +256,12 @@ def record(state: Any, table: Any, error: errors.SchedulerError | None,
         # ranking made after every pick (scheduler.pipeline.flow).
         last = state.last_ranked
         after = last[1] if last is not None and len(turns) > 1 else None
+        alternates = state.alternate_rows
         for i, turn in enumerate(turns):
-            alternates = [table.row_of(s.compute_node_uuid)
-                          for s in state.selections[i][1:]]
             placements.append(_placement(
                 state, table, i, turn.ranking, top, turn.chosen,
-                alternates, after or turn.ranking))
+                alternates[i] if i < len(alternates) else (),
+                after or turn.ranking))
     else:
         found["error"] = {"cause": getattr(error, "cause", "claim"),
                           "message": error.message}
@@ -270,9 +269,10 @@ def record(state: Any, table: Any, error: errors.SchedulerError | None,
             i, ranking = state.last_ranked
             placements.append(_placement(state, table, i, ranking, top))
     found["placements"] = placements
+    hosts = table.hosts
     found["claims"] = {
         "attempts": state.claim_attempts,
-        "conflicts": [{"host": None if row is None else table.hosts[row],
+        "conflicts": [{"host": None if row is None else hosts[row],
                        "reason": reason}
                       for row, reason in state.conflicts]}
     found["spec"] = state.spec
@@ -288,14 +288,16 @@ def _result(error: errors.SchedulerError | None) -> str:
 
 
 def _placement(state: Any, table: Any, i: int, ranking: Any, top: int,
-               chosen: int | None = None, alternates: Sequence[Any] = (),
+               chosen: int | None = None, alternates: Sequence[int] = (),
                alternates_ranking: Any = None) -> dict[str, Any]:
-    nodes = table.nodenames
+    hosts, nodes = table.hosts, table.nodenames
     uuids = state.instance_uuids
     out: dict[str, Any] = {
         "index": i,
         "instance": uuids[i] if i < len(uuids) else None,
-        "filters": [_filter_run(run, nodes) for run in ranking.runs],
+        "filters": [{"name": run.name, "before": run.before,
+                     "after": run.after} if run.removed is None
+                    else _filter_run(run, nodes) for run in ranking.runs],
         "passed": len(ranking.passed),
     }
     if state.forced is not None:
@@ -303,18 +305,18 @@ def _placement(state: Any, table: Any, i: int, ranking: Any, top: int,
     head = _Head(ranking)
     if top and head.rows:
         first = head.rows[:top]
-        out["top"] = {"hosts": [table.hosts[row] for row in first],
+        weighing = ranking.weighing
+        out["top"] = {"hosts": [hosts[row] for row in first],
                       "nodes": [nodes[row] for row in first],
                       "weights": head.weights[:top],
-                      "weighing": (None if ranking.weighing is None
-                                   else ranking.weighing.columns(
-                                       head.at[:top]))}
+                      "weighing": (None if weighing is None
+                                   else weighing.columns(head.at[:top]))}
     if chosen is not None:
-        out["chosen"] = _pick(table, chosen, head)
+        out["chosen"] = head.pick(hosts, nodes, chosen)
         if alternates_ranking is not ranking:
             head = _Head(alternates_ranking)
-        out["alternates"] = [_pick(table, row, head)
-                             for row in alternates if row is not None]
+        out["alternates"] = [head.pick(hosts, nodes, row)
+                             for row in alternates]
     return out
 
 
@@ -332,39 +334,40 @@ class _Head:
         self.weights = ranking.weights.take(self.at).tolist()
         self._negated: list[float] | None = None
 
-    def rank(self, weight: float) -> int:
-        """1 + how many rows weigh more than ``weight`` (one of the
-        head's weights)."""
+    def pick(self, hosts: Sequence[str], nodes: Sequence[str],
+             row: int) -> dict[str, Any]:
+        """A chosen host or alternate: its weight and its rank by
+        weight among the hosts that passed (1: the best weighed, ties
+        share a rank)."""
+        out: dict[str, Any] = {"host": hosts[row], "node": nodes[row]}
+        try:
+            weight = self.weights[self.rows.index(row)]
+        except ValueError:
+            return self._beyond(out, row)
         if self._negated is None:
             self._negated = sorted([-w for w in self.weights])
-        return 1 + bisect.bisect_left(self._negated, -weight)
+        out["weight"] = weight
+        # 1 + how many rows weigh more.
+        out["rank"] = 1 + bisect.bisect_left(self._negated, -weight)
+        return out
+
+    def _beyond(self, out: dict[str, Any], row: int) -> dict[str, Any]:
+        """A pick past the head (many claims lost): ranked against
+        every row that passed."""
+        passed = self.ranking.passed
+        at = int(passed.searchsorted(row))
+        if at < len(passed) and passed[at] == row:
+            weights = self.ranking.weights
+            found = weights[at]
+            out["weight"] = float(found)
+            out["rank"] = 1 + int(np.count_nonzero(weights > found))
+        return out
 
 
 def _filter_run(run: Any, nodes: Any) -> dict[str, Any]:
     out = {"name": run.name, "before": run.before, "after": run.after}
     if run.removed is not None:
         out["removed"] = [nodes[row] for row in run.removed.tolist()]
-    return out
-
-
-def _pick(table: Any, row: int, head: _Head) -> dict[str, Any]:
-    """A chosen host or alternate: its weight and its rank by weight
-    among the hosts that passed (1: the best weighed, ties share a
-    rank)."""
-    out: dict[str, Any] = {"host": table.hosts[row],
-                           "node": table.nodenames[row]}
-    if row in head.rows:
-        weight = head.weights[head.rows.index(row)]
-        out["weight"] = weight
-        out["rank"] = head.rank(weight)
-        return out
-    passed = head.ranking.passed
-    at = int(passed.searchsorted(row))
-    if at < len(passed) and passed[at] == row:
-        all_weights = head.ranking.weights
-        found = all_weights[at]
-        out["weight"] = float(found)
-        out["rank"] = 1 + int(np.count_nonzero(all_weights > found))
     return out
 
 

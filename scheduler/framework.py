@@ -274,36 +274,63 @@ class WeigherChain:
 class Weighing:
     """What a weighing kept, to tell afterwards how much each weigher
     gave a few of its rows, without weighing again (the decision log):
-    per weigher that told the rows apart (its values were not all
-    equal), its name, the line of ``values`` (weighers x rows, as
-    normalised: clamped to the weigher's bounds) that holds its values,
-    the minimum and span they were normalised with and its multiplier
-    (a float, or an array over the rows). Its share of a row's weight
-    is (value - low) / span * multiplier, the operations the weighing
-    added up, in its order: the shares add up to the weight to the last
-    bit (scheduler.decision_log works them out when it reads a
-    record)."""
+    the weighers weighed (``weighers``), their values as normalised
+    (``values``, a line per weigher: clamped to the weigher's bounds)
+    and their multipliers (a float, or an array over the rows), and for
+    each weigher that told the rows apart (its values were not all
+    equal) its line and the minimum and span its values were normalised
+    with. Its share of a row's weight is (value - low) /
+    span * multiplier, the operations the weighing added up, in its
+    order: the shares add up to the weight to the last bit
+    (scheduler.decision_log works them out when it reads a record).
+    Kept for every logged decision, so it only holds what the weighing
+    had at hand; :meth:`columns` does the rest for the record."""
 
-    names: list[str]
+    weighers: list[weighers_base.BaseWeigher]
     values: Floats
+    multipliers: list[float | Floats]
+    # The weighers that told the rows apart: their lines, lows, spans.
     lines: list[int]
     lows: list[float]
     spans: list[float]
-    multipliers: list[float | Floats]
 
     def columns(self, positions: Rows) -> dict[str, Any]:
         """The weighing of the rows at ``positions`` (in the weighed
         rows' order): names, lows, spans, multipliers (each a float, or
         a list over those rows) and values (lists, weighers x those
         rows)."""
-        return {"names": self.names, "lows": self.lows,
+        lines = self.lines
+        multipliers = self.multipliers
+        values = self.values.take(positions, axis=1)
+        if len(lines) != len(values):  # some weighers gave every row 0
+            values = values.take(lines, axis=0)
+            multipliers = [multipliers[k] for k in lines]
+        return {"names": _names(self.weighers, lines), "lows": self.lows,
                 "spans": self.spans,
-                "multipliers": [m if isinstance(m, float)
-                                else m.take(positions).tolist()
-                                for m in self.multipliers],
+                "multipliers": [
+                    m if isinstance(m, float) else m.take(positions).tolist()
+                    for m in multipliers],
                 # Lists: orjson writes them faster than arrays this small.
-                "values": self.values.take(positions, axis=1).take(
-                    self.lines, axis=0).tolist()}
+                "values": values.tolist()}
+
+
+# Weighers' names as a record gives them, by the weighers and lines
+# (the same few combinations, decision after decision).
+_NAMES: dict[tuple[Any, ...], list[str]] = {}
+
+
+def _names(weighers: Sequence[weighers_base.BaseWeigher],
+           lines: Sequence[int]) -> list[str]:
+    key = (*weighers, *lines)
+    found = _NAMES.get(key)
+    if found is None:
+        if len(_NAMES) >= 256:
+            _NAMES.clear()
+        found = []
+        for k in lines:
+            found.append(_unique_name(found, weighers[k]))
+        _NAMES[key] = found
+    return found
 
 
 def weigh(request: weighers_base.Request, candidates: npt.ArrayLike,
@@ -354,7 +381,8 @@ def _weigh(request: weighers_base.Request, candidates: npt.ArrayLike,
         weighers_base.bound(kept[k], weigher.minval, weigher.maxval)
     lows, highs = kept.min(axis=1).tolist(), kept.max(axis=1).tolist()
     scratch = np.empty(count)
-    weighing = Weighing([], kept, [], [], [], []) if keep else None
+    weighing = Weighing(used, kept, multipliers, [], [], []) if keep \
+        else None
     for k, weigher in enumerate(used):
         low = lows[k] if weigher.minval is None else float(weigher.minval)
         high = highs[k] if weigher.maxval is None else float(weigher.maxval)
@@ -366,11 +394,9 @@ def _weigh(request: weighers_base.Request, candidates: npt.ArrayLike,
             _explain(details, weigher, raw[k], kept[k], low, span,
                      multipliers[k])
         if weighing is not None and span != 0:
-            weighing.names.append(_unique_name(weighing.names, weigher))
             weighing.lines.append(k)
             weighing.lows.append(low)
             weighing.spans.append(span)
-            weighing.multipliers.append(multipliers[k])
     return total, details, weighing
 
 

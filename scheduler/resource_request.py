@@ -232,15 +232,21 @@ class ResourceRequest:
     def _shape(self):
         """What query() reads, as a key: equal keys, equal queries (two
         equal sets may iterate in other orders: a miss, not a wrong
-        answer)."""
-        return (tuple((suffix, tuple(g.resources.items()),
-                       tuple(g.required), tuple(g.forbidden),
-                       tuple(tuple(any_of) for any_of in g.member_of),
-                       tuple(g.forbidden_aggs), g.in_tree)
-                      for suffix, g in self.groups.items()),
-                tuple(self.root_required), tuple(self.root_forbidden),
-                tuple(tuple(s) for s in self.same_subtree),
-                self.group_policy, self.limit)
+        answer). Flat, each part led by its length: the cheapest key
+        to build (the decision log asks for every request)."""
+        key = [self.group_policy, self.limit, len(self.root_required),
+               *self.root_required, len(self.root_forbidden),
+               *self.root_forbidden, len(self.same_subtree)]
+        for subtree in self.same_subtree:
+            key += (len(subtree), *subtree)
+        for suffix, g in self.groups.items():
+            key += (suffix, g.in_tree, len(g.resources),
+                    *g.resources.items(), len(g.required), *g.required,
+                    len(g.forbidden), *g.forbidden, len(g.forbidden_aggs),
+                    *g.forbidden_aggs, len(g.member_of))
+            for any_of in g.member_of:
+                key += (len(any_of), *any_of)
+        return tuple(key)
 
     def _query(self):
         pairs = []

@@ -28,6 +28,7 @@ class Select:
                  alternates: bool = True,
                  after_picks: state_mod.Ranking | None = None) -> None:
         turns = state.turns
+        state.alternate_rows = []
         if not alternates:
             state.selections = [
                 [self._selection(turn.chosen, state.allocations.get(i))]
@@ -47,12 +48,16 @@ class Select:
         out = [self._selection(chosen, state.allocations.get(i))]
         want = self.conf.scheduler.max_attempts - 1
         cell = self.table.cell[chosen]
+        rows = []
         for row in ranking.ordered:
             if len(out) > want:
                 break
             if row in picked or self.table.cell[row] != cell:
                 continue
+            rows.append(row)
             out.append(self._selection(row, state.first_request(row)))
+        # For the decision log: no need to look the rows up again.
+        state.alternate_rows.append(rows)
         return out
 
     def _selection(self, row: int,

@@ -148,6 +148,9 @@ class RequestState:
     # -- the answer (selecting) -------------------------------------------
     selections: list[list[selection_mod.Selection]] = dataclasses.field(
         default_factory=list)
+    # Each instance's alternates' rows, in its selections' order.
+    alternate_rows: list[list[int]] = dataclasses.field(
+        default_factory=list)
 
     @property
     def rebuild(self) -> bool:
