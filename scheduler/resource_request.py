@@ -82,11 +82,13 @@ import difflib
 import logging
 import math
 import re
+import typing
 import urllib.parse
 
 import os_resource_classes
 import os_traits
 
+from placement import option_values
 from placement.candidates import request as cand
 from scheduler import errors
 
@@ -313,12 +315,13 @@ def from_spec(spec, conf, table):
     request.root_required.update(level.root_required)
     request.root_forbidden.update(level.root_forbidden)
     request.same_subtree.extend(list(s) for s in level.same_subtree)
-    _request_filters(request, spec, conf, table)
+    options = option_values.read(conf, _read_options)
+    _request_filters(request, spec, conf, options, table)
     if not request.group_policy and len(request.groups) > 2:
         # Placement needs a policy with several suffixed groups; Nova
         # sends none for the groups of ports when the flavor is silent.
         request.group_policy = "none"
-    request.limit = _limit(spec, conf)
+    request.limit = _limit(spec, options)
     if request.hosts is not None and request.unsuffixed.in_tree is None:
         request.limit = None  # several nodes: a limit could cut some off
     if fallback is not None and \
@@ -485,13 +488,35 @@ def _requested_groups(request, spec):
             group.in_tree = g.in_tree
 
 
-def _limit(spec, conf):
+def _limit(spec, options):
     if spec.instance_group is not None or spec.force_hosts \
             or spec.force_nodes:
         return None
     if any(spec.scheduler_hints.get(h) for h in _UNLIMITED_HINTS):
         return None
-    return conf.scheduler.max_placement_results
+    return options.max_placement_results
+
+
+class _Options(typing.NamedTuple):
+    """The [scheduler] options every request reads."""
+
+    routed_networks: bool
+    tenant_aggregates: bool
+    image_type: bool
+    isolated_aggregates: bool
+    image_metadata: bool
+    max_placement_results: int
+
+
+def _read_options(conf):
+    options = conf.scheduler
+    return _Options(
+        options.query_placement_for_routed_network_aggregates,
+        options.limit_tenants_to_placement_aggregate,
+        options.query_placement_for_image_type_support,
+        options.enable_isolated_aggregate_filtering,
+        options.image_metadata_prefilter,
+        options.max_placement_results)
 
 
 # -- request filters ---------------------------------------------------------
@@ -499,8 +524,11 @@ def _limit(spec, conf):
 def warn_unsupported_options(conf):
     """Log, once per process, the Nova options set in ``conf`` that gantt
     accepts but cannot honour."""
-    if conf.scheduler.query_placement_for_routed_network_aggregates \
-            and "routed" not in _WARNED:
+    _warn_unsupported(option_values.read(conf, _read_options))
+
+
+def _warn_unsupported(options):
+    if options.routed_networks and "routed" not in _WARNED:
         _WARNED.add("routed")
         LOG.warning(
             "[scheduler] query_placement_for_routed_network_aggregates is "
@@ -509,22 +537,21 @@ def warn_unsupported_options(conf):
             "aggregates")
 
 
-def _request_filters(request, spec, conf, table):
+def _request_filters(request, spec, conf, options, table):
     """Nova's request filters, in Nova's order (the first refusal
     wins)."""
-    warn_unsupported_options(conf)
+    _warn_unsupported(options)
     _check_image_choices(spec.image.properties)
-    options = conf.scheduler
     aggregates = [r for r in table.agg_records if r is not None]
-    if options.limit_tenants_to_placement_aggregate:
+    if options.tenant_aggregates:
         _tenant_aggregates(request, spec, conf, aggregates)
     _availability_zone(request, spec, conf, aggregates)
-    if options.query_placement_for_image_type_support:
+    if options.image_type:
         _image_type(request, spec)
     request.root_forbidden.add(_DISABLED)
-    if options.enable_isolated_aggregate_filtering:
+    if options.isolated_aggregates:
         _isolated_aggregates(request, aggregates)
-    if options.image_metadata_prefilter:
+    if options.image_metadata:
         _image_metadata(request, spec.image.properties)
     if spec.flavor.extra_specs.get("accel:device_profile"):
         request.root_required.add("COMPUTE_ACCELERATORS")

@@ -22,6 +22,8 @@ from typing import Any, ClassVar, Protocol
 import numpy as np
 import numpy.typing as npt
 
+from placement import option_values
+
 # Rows of the host state table, and a float per row.
 Rows = npt.NDArray[np.int64]
 Floats = npt.NDArray[np.float64]
@@ -64,18 +66,22 @@ class BaseWeigher:
         """A raw value per row of ``rows`` (any float-like array)."""
         raise NotImplementedError
 
-    # The option group's view (oslo.config keeps one per group; its
-    # values stay live): looked up once, as every request asks.
-    _options: Any = None
+    # The option's value, read again only when oslo.config may have
+    # changed it: every request asks.
+    _multiplier: Any = None
 
     def configured_multiplier(self) -> float:
-        options = self._options
-        if options is None:
-            options = self._options = getattr(self.conf,
-                                              self.multiplier_group)
+        kept = self._multiplier
+        if kept is None:
+            kept = self._multiplier = option_values.Options(
+                self.conf, self._read_multiplier)
+        value: float = kept.get()
+        return value
+
+    def _read_multiplier(self, conf: Any) -> float:
         # A weigher without its option (None) fails here, as it did.
         name: Any = self.multiplier_option
-        return float(getattr(options, name))
+        return float(getattr(getattr(conf, self.multiplier_group), name))
 
     def multiplier(self, request: Request,
                    rows: Rows) -> float | Floats:

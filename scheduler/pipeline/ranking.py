@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from placement import option_values
 from scheduler import best_first, framework
 from scheduler.pipeline import state as state_mod
 
@@ -66,15 +67,14 @@ class Rank:
         then a random pick of the best host_subset_size moved first."""
         if not len(rows):
             return best_first.BestFirst([])
-        fs = self.conf.filter_scheduler
+        subset_size, shuffle = option_values.read(self.conf, _order_options)
         # Sorted up front: the claim's pick and the alternates, from a
         # host subset that large, and for the shuffle every row tied
         # with the last.
         ordered = best_first.best_first(
-            rows, weights, max(fs.host_subset_size, HEAD_ROWS),
-            ties=fs.shuffle_best_same_weighed_hosts)
+            rows, weights, max(subset_size, HEAD_ROWS), ties=shuffle)
         head = ordered.head
-        if fs.shuffle_best_same_weighed_hosts:
+        if shuffle:
             # The rows tied with the best (NaN weights sort last and tie
             # with nothing) are all in the head.
             numbers = weights[~np.isnan(weights)]
@@ -83,7 +83,7 @@ class Rank:
             tied = head[:ties]
             self.rng.shuffle(tied)
             head[:ties] = tied
-        subset = min(fs.host_subset_size, len(head))
+        subset = min(subset_size, len(head))
         if subset > 1:
             pick = head.pop(self.rng.randrange(subset))
             head.insert(0, pick)
@@ -114,3 +114,8 @@ class Rank:
                 for w, parts in weigh_explain.items()},
         }
         state.explain.setdefault("instances", []).append(record)
+
+
+def _order_options(conf: Any) -> tuple[int, bool]:
+    fs = conf.filter_scheduler
+    return fs.host_subset_size, fs.shuffle_best_same_weighed_hosts

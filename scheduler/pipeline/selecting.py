@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from placement import option_values
 from placement.candidates import result as result_mod
 from scheduler import selection
 from scheduler.pipeline import state as state_mod
@@ -46,7 +47,7 @@ class Select:
                          ) -> list[selection.Selection]:
         chosen = turn.chosen
         out = [self._selection(chosen, state.allocations.get(i))]
-        want = self.conf.scheduler.max_attempts - 1
+        want = option_values.read(self.conf, _max_attempts) - 1
         cell = self.table.cell[chosen]
         rows = []
         for row in ranking.ordered:
@@ -76,3 +77,8 @@ class Select:
             allocation_request_version=(
                 None if allocation_request is None
                 else selection.ALLOCATION_REQUEST_VERSION))
+
+
+def _max_attempts(conf: Any) -> int:
+    attempts: int = conf.scheduler.max_attempts
+    return attempts
