@@ -17,12 +17,11 @@ one weighs the host NaN, next to others the minimum depends on the
 order of a set).
 """
 
+from collections.abc import Callable
 from typing import Any, ClassVar, Protocol
 
 import numpy as np
 import numpy.typing as npt
-
-from placement import option_values
 
 # Rows of the host state table, and a float per row.
 Rows = npt.NDArray[np.int64]
@@ -66,19 +65,22 @@ class BaseWeigher:
         """A raw value per row of ``rows`` (any float-like array)."""
         raise NotImplementedError
 
-    # The option's value, read again only when oslo.config may have
-    # changed it: every request asks.
-    _multiplier: Any = None
+    # The option's value, kept until oslo.config may have changed it,
+    # as the scheduler's framework hands it to each weigher of its chain
+    # (every request asks); None: read from ``conf`` at every call.
+    read_multiplier: Callable[[], float] | None = None
+    # (table, (its aggregate version and size, the option), the
+    # aggregates' override per row or None): see multiplier.
+    _overrides: Any = None
 
     def configured_multiplier(self) -> float:
-        kept = self._multiplier
-        if kept is None:
-            kept = self._multiplier = option_values.Options(
-                self.conf, self._read_multiplier)
-        value: float = kept.get()
-        return value
+        read = self.read_multiplier
+        if read is not None:
+            return read()
+        return self.multiplier_in(self.conf)
 
-    def _read_multiplier(self, conf: Any) -> float:
+    def multiplier_in(self, conf: Any) -> float:
+        """The multiplier option's value in ``conf``."""
         # A weigher without its option (None) fails here, as it did.
         name: Any = self.multiplier_option
         return float(getattr(getattr(conf, self.multiplier_group), name))
@@ -89,12 +91,20 @@ class BaseWeigher:
         option where an override is not a number): a float when no
         aggregate sets the key to a number (every row has the option),
         else an array over ``rows``."""
-        key = self.aggregate_key or self.multiplier_option
-        table = request.table
         default = self.configured_multiplier()
-        if not table.aggregate_sets(key):
-            return default
-        return table.aggregate_number_or(key, default, "min")[rows]
+        table = request.table
+        # The overrides of the table's aggregates as they stand (every
+        # request asks; they change with the aggregates, the table's
+        # size or the option).
+        stamp = (table.aggregate_version, table.size, default)
+        memo = self._overrides
+        if memo is None or memo[0] is not table or memo[1] != stamp:
+            key = self.aggregate_key or self.multiplier_option
+            per_row = (table.aggregate_number_or(key, default, "min")
+                       if table.aggregate_sets(key) else None)
+            memo = self._overrides = (table, stamp, per_row)
+        per_row = memo[2]
+        return default if per_row is None else per_row[rows]
 
     def multipliers(self, request: Request, rows: Rows) -> Floats:
         """The multiplier of each row, as an array."""
