@@ -79,9 +79,8 @@ per process count P:
 - with ``--decision-log-rounds N``, per process count (``decision_log``):
   N rounds of two closed-loop runs, ``[decision_log] enabled`` false and
   true, in alternating order; the medians of each side's calls/s and CPU
-  per call, and the records' own CPU a call, as the workers count it
-  (around one record in scheduler.manager.LOG_CPU_SAMPLE; in
-  ``cpu_split_ms_per_call`` as ``decision_log``),
+  per call, and the records' own CPU a call, as the workers sample it
+  (``cpu_split_ms_per_call``'s ``decision_log``),
   against the worker's CPU a call;
 - with ``--messaging-floor``, per process count run both ways in closed
   loop (``versus_floor``): gantt-scheduler's calls/s and the floor's,

@@ -295,9 +295,7 @@ def _placement(state: Any, table: Any, i: int, ranking: Any, top: int,
     out: dict[str, Any] = {
         "index": i,
         "instance": uuids[i] if i < len(uuids) else None,
-        "filters": [{"name": run.name, "before": run.before,
-                     "after": run.after} if run.removed is None
-                    else _filter_run(run, nodes) for run in ranking.runs],
+        "filters": [_filter_run(run, nodes) for run in ranking.runs],
         "passed": len(ranking.passed),
     }
     if state.forced is not None:

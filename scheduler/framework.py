@@ -384,14 +384,10 @@ def _weigh(request: weighers_base.Request, candidates: npt.ArrayLike,
     raw = np.array(raws, np.float64).reshape(len(used), count)
     # The explanation shows the raw values before Nova's clamping.
     kept = raw.copy() if explain else raw
-    # Nova keeps raw values within the weigher's bounds first, so that
-    # e.g. overcommitted (negative) free RAM counts as none: every line
-    # in one call for each side, a bound per line.
-    floors, ceilings = _bounds(used)
-    if floors is not None:
-        np.maximum(kept, floors, out=kept)
-    if ceilings is not None:
-        np.minimum(kept, ceilings, out=kept)
+    for k, weigher in enumerate(used):
+        # Nova keeps raw values within the weigher's bounds first, so
+        # that e.g. overcommitted (negative) free RAM counts as none.
+        weighers_base.bound(kept[k], weigher.minval, weigher.maxval)
     lows, highs = kept.min(axis=1).tolist(), kept.max(axis=1).tolist()
     scratch = np.empty(count)
     weighing = Weighing(used, kept, multipliers, [], [], []) if keep \
@@ -411,35 +407,6 @@ def _weigh(request: weighers_base.Request, candidates: npt.ArrayLike,
             weighing.lows.append(low)
             weighing.spans.append(span)
     return total, details, weighing
-
-
-# (floors, ceilings) by the weighers weighed: see _bounds.
-_BOUNDS: dict[tuple[Any, ...], tuple[Floats | None, Floats | None]] = {}
-
-
-def _bounds(used: Sequence[weighers_base.BaseWeigher]
-            ) -> tuple[Floats | None, Floats | None]:
-    """Per weigher, as a column, its minval (-inf where it sets none)
-    and its maxval (inf where it sets none); None for a side no weigher
-    bounds. The same few weigher lists, request after request."""
-    key = tuple(used)
-    found = _BOUNDS.get(key)
-    if found is None:
-        if len(_BOUNDS) >= 256:
-            _BOUNDS.clear()
-        found = _BOUNDS[key] = (
-            _column([w.minval for w in used], -np.inf),
-            _column([w.maxval for w in used], np.inf))
-    return found
-
-
-def _column(bounds: list[float | None], none: float) -> Floats | None:
-    if all(b is None for b in bounds):
-        return None
-    column = np.array([none if b is None else b for b in bounds],
-                      np.float64).reshape(-1, 1)
-    column.flags.writeable = False
-    return column
 
 
 def _add_weighted(total: Floats, line: Floats, low: float, span: float,

@@ -69,9 +69,6 @@ class BaseWeigher:
     # as the scheduler's framework hands it to each weigher of its chain
     # (every request asks); None: read from ``conf`` at every call.
     read_multiplier: Callable[[], float] | None = None
-    # (table, (its aggregate version and size, the option), the
-    # aggregates' override per row or None): see multiplier.
-    _overrides: Any = None
 
     def configured_multiplier(self) -> float:
         read = self.read_multiplier
@@ -91,20 +88,12 @@ class BaseWeigher:
         option where an override is not a number): a float when no
         aggregate sets the key to a number (every row has the option),
         else an array over ``rows``."""
-        default = self.configured_multiplier()
+        key = self.aggregate_key or self.multiplier_option
         table = request.table
-        # The overrides of the table's aggregates as they stand (every
-        # request asks; they change with the aggregates, the table's
-        # size or the option).
-        stamp = (table.aggregate_version, table.size, default)
-        memo = self._overrides
-        if memo is None or memo[0] is not table or memo[1] != stamp:
-            key = self.aggregate_key or self.multiplier_option
-            per_row = (table.aggregate_number_or(key, default, "min")
-                       if table.aggregate_sets(key) else None)
-            memo = self._overrides = (table, stamp, per_row)
-        per_row = memo[2]
-        return default if per_row is None else per_row[rows]
+        default = self.configured_multiplier()
+        if not table.aggregate_sets(key):
+            return default
+        return table.aggregate_number_or(key, default, "min")[rows]
 
     def multipliers(self, request: Request, rows: Rows) -> Floats:
         """The multiplier of each row, as an array."""
