@@ -48,6 +48,7 @@ _NOVA_PREFIX = "nova.scheduler.weights."
 Plugin = TypeVar("Plugin", filters_base.BaseFilter, weighers_base.BaseWeigher)
 Rows = npt.NDArray[np.int64]
 Floats = npt.NDArray[np.float64]
+Mask = npt.NDArray[np.bool_]
 # {weigher: {"raw" | "normalized" | "multiplier" | "weighted": array}}
 WeighExplanation = dict[str, dict[str, Floats]]
 
@@ -188,13 +189,14 @@ class FilterChain:
         self.filters = list(filters)
 
     def run(self, request: filters_base.Request, rows: Rows,
-            once: dict[str | None, Rows], first: bool,
+            once: dict[str | None, Mask], first: bool,
             explain: bool = False,
             keep_removed: int = 0) -> tuple[Rows, list[FilterRun]]:
         """(rows that pass, [FilterRun]) for the candidate ``rows``.
 
-        ``once``: the rows that passed each run-once filter, filled for
-        the ``first`` instance of a request and read for the others.
+        ``once``: the rows that passed each run-once filter (a mask by
+        row number), filled for the ``first`` instance of a request and
+        read for the others.
         ``keep_removed``: each run keeps that many of the rows its filter
         removed (no reasons: that is ``explain``'s, and costs a call a
         row). A filter's RequestError fails the request as the
@@ -206,10 +208,11 @@ class FilterChain:
             raise errors.from_filter(exc) from None
 
     def _run(self, request: filters_base.Request, rows: Rows,
-             once: dict[str | None, Rows], first: bool,
+             once: dict[str | None, Mask], first: bool,
              explain: bool,
              keep_removed: int) -> tuple[Rows, list[FilterRun]]:
         runs = []
+        given = rows
         for f in self.filters:
             if request.rebuild and not f.RUN_ON_REBUILD:
                 continue
@@ -220,7 +223,7 @@ class FilterChain:
                 passed = once.get(f.name)
                 if passed is None:
                     continue
-                mask = np.isin(rows, passed)
+                mask = _passed_before(passed, rows)
             else:
                 mask = np.asarray(f.mask(request, rows), bool)
             after = int(np.count_nonzero(mask))
@@ -234,8 +237,27 @@ class FilterChain:
             if after != len(rows):  # most filters pass every row
                 rows = rows[mask]
             if f.run_filter_once_per_request and first:
-                once[f.name] = rows
+                once[f.name] = _rows_mask(rows, given)
         return rows, runs
+
+
+def _rows_mask(rows: Rows, given: Rows) -> Mask:
+    """``rows`` as a mask over row numbers up to the largest of
+    ``given`` (the rows the filters started from): what a later
+    instance's run looks its rows up in, ten times cheaper than
+    np.isin over the rows themselves."""
+    mask = np.zeros(int(given.max()) + 1 if len(given) else 0, bool)
+    mask[rows] = True
+    return mask
+
+
+def _passed_before(passed: Mask, rows: Rows) -> Mask:
+    """Which of ``rows`` the run-once filter passed for the request's
+    first instance (``passed``: from :func:`_rows_mask`)."""
+    try:
+        return passed[rows]
+    except IndexError:  # a row beyond the first instance's: not passed
+        return np.isin(rows, np.flatnonzero(passed))
 
 
 def hosts(count: int, what: str = "candidate host") -> str:

@@ -96,8 +96,10 @@ class RequestState:
     forced: Rows | None = None
 
     # -- ranking and picks (ranking, placing) ------------------------------
-    # The rows that passed each run-once filter for the first instance.
-    once: dict[str | None, Rows] = dataclasses.field(default_factory=dict)
+    # The rows that passed each run-once filter for the first instance
+    # (masks by row number).
+    once: dict[str | None, framework.Mask] = dataclasses.field(
+        default_factory=dict)
     # The first instance's latest ranking: after a re-query, the rows it
     # rejected are not ranked again (scheduler.pipeline.requery).
     first_ranking: Ranking | None = None

@@ -100,6 +100,21 @@ def test_run_once_masks_are_the_caller_s(cloud):
     assert cloud.names(skipped) == ["n1", "n2"] and runs == []
 
 
+def test_a_later_instance_s_rows_are_looked_up_in_any_order(cloud):
+    for name in ("n0", "n1", "n2", "n1b"):
+        cloud.node(name)
+    chain = framework.FilterChain([OnlyN1(cloud.conf)])
+    request = cloud.request()
+    once = {}
+    chain.run(request, cloud.rows("n2", "n1", "n0"), once, first=True)
+    # Unsorted, repeated, and a row past every row the first instance
+    # had (n1b, added after it): only what the filter passed counts.
+    later = np.array([cloud.rows("n1b")[0], *cloud.rows("n1", "n0", "n1")])
+    passed, runs = chain.run(request, later, once, first=False)
+    assert cloud.names(passed) == ["n1", "n1"]
+    assert (runs[0].before, runs[0].after) == (4, 2)
+
+
 def test_a_filter_request_error_is_an_invalid_request_spec(cloud):
     cloud.node("n1")
     chain = framework.FilterChain([Refuses(cloud.conf)])
