@@ -189,14 +189,14 @@ class FilterChain:
         self.filters = list(filters)
 
     def run(self, request: filters_base.Request, rows: Rows,
-            once: dict[str | None, Mask], first: bool,
+            once: dict[str | None, Rows | Mask], first: bool,
             explain: bool = False,
             keep_removed: int = 0) -> tuple[Rows, list[FilterRun]]:
         """(rows that pass, [FilterRun]) for the candidate ``rows``.
 
-        ``once``: the rows that passed each run-once filter (a mask by
-        row number), filled for the ``first`` instance of a request and
-        read for the others.
+        ``once``: the rows that passed each run-once filter, filled for
+        the ``first`` instance of a request and read for the others (as
+        a mask by row number from the first read on).
         ``keep_removed``: each run keeps that many of the rows its filter
         removed (no reasons: that is ``explain``'s, and costs a call a
         row). A filter's RequestError fails the request as the
@@ -208,11 +208,10 @@ class FilterChain:
             raise errors.from_filter(exc) from None
 
     def _run(self, request: filters_base.Request, rows: Rows,
-             once: dict[str | None, Mask], first: bool,
+             once: dict[str | None, Rows | Mask], first: bool,
              explain: bool,
              keep_removed: int) -> tuple[Rows, list[FilterRun]]:
         runs = []
-        given = rows
         for f in self.filters:
             if request.rebuild and not f.RUN_ON_REBUILD:
                 continue
@@ -223,6 +222,10 @@ class FilterChain:
                 passed = once.get(f.name)
                 if passed is None:
                     continue
+                if passed.dtype != np.bool_:
+                    # Looked up by every later instance: a mask, built
+                    # once (a one-instance request never builds it).
+                    passed = once[f.name] = _rows_mask(passed, rows)
                 mask = _passed_before(passed, rows)
             else:
                 mask = np.asarray(f.mask(request, rows), bool)
@@ -237,26 +240,27 @@ class FilterChain:
             if after != len(rows):  # most filters pass every row
                 rows = rows[mask]
             if f.run_filter_once_per_request and first:
-                once[f.name] = _rows_mask(rows, given)
+                once[f.name] = rows
         return rows, runs
 
 
-def _rows_mask(rows: Rows, given: Rows) -> Mask:
-    """``rows`` as a mask over row numbers up to the largest of
-    ``given`` (the rows the filters started from): what a later
-    instance's run looks its rows up in, ten times cheaper than
-    np.isin over the rows themselves."""
-    mask = np.zeros(int(given.max()) + 1 if len(given) else 0, bool)
-    mask[rows] = True
+def _rows_mask(passed: npt.NDArray[Any], rows: Rows) -> Mask:
+    """``passed`` as a mask over row numbers up to the largest of both
+    (``rows``: a later instance's): what later instances look their
+    rows up in, ten times cheaper than np.isin over the rows."""
+    top = max(int(passed.max()) if len(passed) else -1,
+              int(rows.max()) if len(rows) else -1)
+    mask = np.zeros(top + 1, bool)
+    mask[passed] = True
     return mask
 
 
-def _passed_before(passed: Mask, rows: Rows) -> Mask:
+def _passed_before(passed: npt.NDArray[Any], rows: Rows) -> Mask:
     """Which of ``rows`` the run-once filter passed for the request's
     first instance (``passed``: from :func:`_rows_mask`)."""
     try:
         return passed[rows]
-    except IndexError:  # a row beyond the first instance's: not passed
+    except IndexError:  # a row past the mask (another caller's rows)
         return np.isin(rows, np.flatnonzero(passed))
 
 

@@ -97,9 +97,9 @@ class RequestState:
 
     # -- ranking and picks (ranking, placing) ------------------------------
     # The rows that passed each run-once filter for the first instance
-    # (masks by row number).
-    once: dict[str | None, framework.Mask] = dataclasses.field(
-        default_factory=dict)
+    # (a mask by row number once a later instance read them).
+    once: dict[str | None, framework.Rows | framework.Mask] = (
+        dataclasses.field(default_factory=dict))
     # The first instance's latest ranking: after a re-query, the rows it
     # rejected are not ranked again (scheduler.pipeline.requery).
     first_ranking: Ranking | None = None
