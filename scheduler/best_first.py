@@ -23,6 +23,9 @@ class BestFirst:
 
     def __init__(self, head, rest_rows=None, rest_weights=None):
         self.head = head
+        # False once the caller moved a row out of weight order (a host
+        # subset pick); shuffling tied rows keeps the head sorted.
+        self.by_weight = True
         self._rest_rows = rest_rows
         self._rest_weights = rest_weights
         self._rest = None if rest_rows is not None and len(rest_rows) \

@@ -47,6 +47,7 @@ from __future__ import annotations
 import bisect
 import datetime
 import glob
+import operator
 import os
 import re
 import time
@@ -300,7 +301,7 @@ def _placement(state: Any, table: Any, i: int, ranking: Any, top: int,
     }
     if state.forced is not None:
         out["forced"] = True
-    head = _Head(ranking)
+    head = _Head(ranking, top)
     if top and head.rows:
         first = head.rows[:top]
         weighing = ranking.weighing
@@ -312,25 +313,33 @@ def _placement(state: Any, table: Any, i: int, ranking: Any, top: int,
     if chosen is not None:
         out["chosen"] = head.pick(hosts, nodes, chosen)
         if alternates_ranking is not ranking:
-            head = _Head(alternates_ranking)
+            head = _Head(alternates_ranking, top)
         out["alternates"] = [head.pick(hosts, nodes, row)
                              for row in alternates]
     return out
 
 
-class _Head:
-    """A ranking's first rows (``rows``: every row that weighs more
-    than one of them is among them), their positions among the rows
-    that passed and their weights."""
+# A ranking's first rows a record reads: its top hosts, and at least the
+# chosen host and two alternates (Nova's default max_attempts of 3).
+_PICKS = 3
 
-    def __init__(self, ranking: Any) -> None:
+
+class _Head:
+    """A ranking's first rows (``rows``, the ``top`` a record shows and
+    at least _PICKS), their positions among the rows that passed and
+    their weights."""
+
+    def __init__(self, ranking: Any, top: int) -> None:
         self.ranking = ranking
-        self.rows = ranking.ordered.head
+        ordered = ranking.ordered
+        self.rows = ordered.head[:max(top, _PICKS)]
+        # In weight order (no host subset pick moved one first): every
+        # row that weighs more than one of them is before it.
+        self.by_weight = ordered.by_weight
         # The arrays' own methods: numpy's functions of the same names
         # wrap them in a dispatch that costs as much again, per record.
         self.at = ranking.passed.searchsorted(self.rows)
         self.weights = ranking.weights.take(self.at).tolist()
-        self._negated: list[float] | None = None
 
     def pick(self, hosts: Sequence[str], nodes: Sequence[str],
              row: int) -> dict[str, Any]:
@@ -338,20 +347,22 @@ class _Head:
         weight among the hosts that passed (1: the best weighed, ties
         share a rank)."""
         out: dict[str, Any] = {"host": hosts[row], "node": nodes[row]}
+        if not self.by_weight:
+            return self._beyond(out, row)
         try:
             weight = self.weights[self.rows.index(row)]
         except ValueError:
             return self._beyond(out, row)
-        if self._negated is None:
-            self._negated = sorted([-w for w in self.weights])
         out["weight"] = weight
-        # 1 + how many rows weigh more.
-        out["rank"] = 1 + bisect.bisect_left(self._negated, -weight)
+        # 1 + how many rows weigh more: the first of the rows (heaviest
+        # first) that weighs no more than this one.
+        out["rank"] = 1 + bisect.bisect_left(self.weights, -weight,
+                                             key=operator.neg)
         return out
 
     def _beyond(self, out: dict[str, Any], row: int) -> dict[str, Any]:
-        """A pick past the head (many claims lost): ranked against
-        every row that passed."""
+        """A pick past the rows read (claims lost), or out of weight
+        order: ranked against every row that passed."""
         passed = self.ranking.passed
         at = int(passed.searchsorted(row))
         if at < len(passed) and passed[at] == row:

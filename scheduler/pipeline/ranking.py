@@ -87,6 +87,7 @@ class Rank:
         if subset > 1:
             pick = head.pop(self.rng.randrange(subset))
             head.insert(0, pick)
+            ordered.by_weight = False
         return ordered
 
     def _record(self, state: state_mod.RequestState,

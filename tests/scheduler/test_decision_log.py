@@ -198,6 +198,31 @@ def test_each_instance_of_a_request_has_its_placement(five, make):
     assert record["claims"] == {"attempts": 1, "conflicts": []}
 
 
+@pytest.mark.parametrize("subset, shuffle, top", [
+    (1, False, 5), (1, True, 0), (3, False, 5), (3, True, 1)])
+def test_picks_are_ranked_among_every_host_that_passed(
+        cloud, placement, make, subset, shuffle, top):
+    # Six hosts, two pairs of them tied; a host subset pick moves a
+    # random one of the best first, out of weight order.
+    for i, memory in enumerate([4096, 16384, 8192, 16384, 6144, 8192]):
+        cloud_mod.add_host(cloud, placement, f"n{i}", memory_mb=memory)
+    cloud.set("filter_scheduler", "host_subset_size", subset)
+    cloud.set("filter_scheduler", "shuffle_best_same_weighed_hosts",
+              shuffle)
+    s = logged(make, top_hosts=top)
+    for _ in range(6):
+        decision = s.schedule(spec(), None, explain=True)
+        weights = decision.explain["instances"][0]["weights"]
+        placement_ = written(s.decisions.records[-1])["placements"][0]
+        picks = [placement_["chosen"], *placement_["alternates"]]
+        assert len(picks) == 3
+        for pick in picks:
+            assert pick["weight"] == weights[pick["node"]]
+            assert pick["rank"] == 1 + sum(
+                w > pick["weight"] for w in weights.values())
+        assert len(placement_.get("top", ())) == min(top, 6)
+
+
 def test_a_claim_lost_to_another_writer_is_a_conflict(
         cloud, placement, make):
     uuids = [cloud_mod.add_host(cloud, placement, f"n{i}", memory_mb=m)
