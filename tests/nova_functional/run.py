@@ -43,6 +43,11 @@ FAILED = ("fail", "error", "xpass")
 TEST_DEADLINE_S = 300
 START_DEADLINE_S = 180
 UNKNOWN_TEST_S = 10.0
+# A test whose worker hung or died: its details start with what
+# workers.WorkerGone says, then the end of the worker's log, where the
+# stacks it was asked for are.
+GONE = "the worker"
+GONE_LOG_CHARS = 30000
 
 
 def expand(name):
@@ -236,9 +241,10 @@ class Run:
                 result = message
                 break
         except workers.WorkerGone as exc:
+            worker.dump_stacks()
             result = {"result": test_id, "status": "error",
                       "details": f"{exc}; the end of its log:\n"
-                                 f"{worker.log_tail()}",
+                                 f"{worker.log_tail(GONE_LOG_CHARS)}",
                       "worker_gone": True}
         except servers.ServerError as exc:
             result = {"result": test_id, "status": "error",
@@ -286,8 +292,10 @@ def report_lines(results, excluded, seconds, verbose=False):
     failed = sorted(t for t, r in results.items() if r["status"] in FAILED)
     for test_id in failed:
         details = results[test_id].get("details", "").rstrip()
-        shown = details if verbose else "\n".join(
-            details.splitlines()[-3:])
+        # A worker that hung or died: its log's end and its stacks are
+        # all there is to go on (CI keeps nothing else).
+        shown = details if verbose or details.startswith(GONE) \
+            else "\n".join(details.splitlines()[-3:])
         lines.append(f"FAILED ({results[test_id]['status']}) {test_id}\n"
                      + "\n".join("    " + line for line in
                                  shown.splitlines()))

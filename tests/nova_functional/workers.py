@@ -10,8 +10,10 @@ import json
 import os
 import pathlib
 import queue
+import signal
 import subprocess
 import threading
+import time
 
 NOVA_SIDE = pathlib.Path(__file__).resolve().parent / "nova_side"
 WORKER = NOVA_SIDE / "worker.py"
@@ -83,6 +85,18 @@ class Worker:
             self._messages.put(None)
             raise WorkerGone(f"the worker exited ({self.proc.wait()})")
         return message
+
+    def dump_stacks(self, settle=3.0):
+        """Have a hung worker write its threads' and greenlets' stacks
+        to its log (nova_side/worker.py), before it is killed."""
+        if self.proc.poll() is not None:
+            return
+        for number in (signal.SIGUSR1, signal.SIGUSR2):
+            try:
+                self.proc.send_signal(number)
+            except OSError:
+                return
+        time.sleep(settle)
 
     def log_tail(self, chars=6000):
         try:

@@ -17,10 +17,14 @@ does not matter (a class's setUpClass, if any, runs for each test).
 """
 
 import argparse
+import faulthandler
+import gc
 import json
 import os
+import signal
 import sys
 import time
+import traceback
 import unittest
 
 import placement_proxy
@@ -72,6 +76,32 @@ def _clip(text):
             + text[-TAIL_CHARS:])
 
 
+def install_stack_dumps():
+    """What the runner asks for before it kills a worker that hung:
+    SIGUSR1, every thread's stack (faulthandler, from C: it answers
+    even when no Python code runs); SIGUSR2, every greenlet's (Nova's
+    services run on eventlet, so the thread stacks show the hub). Both
+    to the worker's log: sys.stderr is captured while a test runs."""
+    faulthandler.register(signal.SIGUSR1, file=sys.__stderr__,
+                          all_threads=True)
+    signal.signal(signal.SIGUSR2, _dump_greenlets)
+
+
+def _dump_greenlets(signum, frame):
+    try:
+        import greenlet
+    except ImportError:
+        return
+    out = sys.__stderr__
+    out.write("Greenlets:\n")
+    for found in gc.get_objects():
+        if isinstance(found, greenlet.greenlet) and \
+                found.gr_frame is not None:
+            out.write(f"greenlet {found!r}\n")
+            traceback.print_stack(found.gr_frame, file=out)
+    out.flush()
+
+
 def run_one(test):
     """(status, details text) of running ``test`` in a suite of its own."""
     import testtools  # after Nova's import, which patches for eventlet
@@ -103,6 +133,7 @@ def main(argv=None):
     # Nova reads options from sys.argv in places: give it none.
     sys.argv = sys.argv[:1]
     channel = Channel(args.result_fd)
+    install_stack_dumps()
 
     suite = unittest.defaultTestLoader.loadTestsFromNames(args.names)
     tests = {test.id(): test for test in _flatten(suite)}
