@@ -43,10 +43,8 @@ FAILED = ("fail", "error", "xpass")
 TEST_DEADLINE_S = 300
 START_DEADLINE_S = 180
 UNKNOWN_TEST_S = 10.0
-# A test whose worker hung or died: its details start with what
-# workers.WorkerGone says, then the end of the worker's log, where the
-# stacks it was asked for are.
-GONE = "the worker"
+# Of the log of a worker that hung or died: its end, where the stacks it
+# was asked for are.
 GONE_LOG_CHARS = 30000
 
 
@@ -212,7 +210,7 @@ class Run:
                 if test_id is None:
                     return
                 result = self._run_one(worker, test_id)
-                if result.pop("worker_gone", False):
+                if result.get("worker_gone"):
                     worker.kill()
                     with self._lock:
                         self._workers.discard(worker)
@@ -294,7 +292,7 @@ def report_lines(results, excluded, seconds, verbose=False):
         details = results[test_id].get("details", "").rstrip()
         # A worker that hung or died: its log's end and its stacks are
         # all there is to go on (CI keeps nothing else).
-        shown = details if verbose or details.startswith(GONE) \
+        shown = details if verbose or results[test_id].get("worker_gone") \
             else "\n".join(details.splitlines()[-3:])
         lines.append(f"FAILED ({results[test_id]['status']}) {test_id}\n"
                      + "\n".join("    " + line for line in
