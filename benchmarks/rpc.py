@@ -8,6 +8,7 @@ of gantt-scheduler, called as a Nova conductor calls it.
         [--change-feed redis://127.0.0.1:6379/0]
         [--claim-group-sizes 1,8] [--listener-idle-waits 0.001,0.05]
         [--rates 100,200] [--messaging-floor] [--decision-log-rounds 3]
+        [--floor-rounds 4]
 
 Per size, the cloud of benchmarks.scheduler (N compute nodes of 64 vCPUs,
 256 GB, 4 TB in 10 aggregates, half in a second cell) is built once in a
@@ -87,6 +88,11 @@ per process count P:
   and their ratio; the machine's CPU a call of each, in all (and its
   ratio) and by process (client, scheduler workers, broker, database
   server, the rest); and gantt's worker CPU a call by phase;
+- with ``--floor-rounds N`` too, N rounds of both in alternating order
+  (``versus_floor_rounds``): each round's comparison and the median,
+  lowest and highest of the two ratios over the rounds (the first
+  round is the pair above; the later ones are keyed "P/roundK" and
+  "P/floor/roundK");
 - SIGTERM: the service must exit 0. Its queues are auto-delete, its
   fanout and the client's reply queues expire 10 s after their last use;
   the benchmark also deletes what it can name, lists with rabbitmqctl
@@ -613,6 +619,11 @@ def scenario(args, n):
                           rate)
             placed += figures.get("instances_placed", 0)
             out["runs"][key] = figures
+        if args.floor_rounds > 1:
+            found = floor_rounds(args, url, workers, placed, workdir, n,
+                                 reply, out["runs"])
+            placed += found.pop("instances_placed")
+            out.setdefault("versus_floor_rounds", {})[str(workers)] = found
         if args.decision_log_rounds:
             runs = decision_log_rounds(args, url, workers, placed, workdir,
                                        n)
@@ -631,6 +642,42 @@ def scenario(args, n):
         out["versus_floor"] = against
     # Only configuration and logs are left there (and the SQLite file).
     shutil.rmtree(workdir, ignore_errors=True)
+    return out
+
+
+def floor_rounds(args, url, workers, placed, workdir, n, reply, runs):
+    """gantt-scheduler against the messaging floor over
+    ``--floor-rounds`` rounds of ``workers`` processes: round 1 is the
+    pair already in ``runs`` (the floor ran first), each later round
+    runs both again (into ``runs`` too, keys "P/roundK" and
+    "P/floor/roundK"), gantt-scheduler first in even rounds, so that the
+    machine's drift falls on both sides; rpc_floor.over_rounds of them,
+    and the instances the later rounds placed."""
+    rounds = [{"floor": runs[f"{workers}/floor"],
+               "gantt": runs[str(workers)]}]
+    instances = 0
+    for k in range(2, args.floor_rounds + 1):
+        pair = {}
+        for side in (("gantt", "floor") if k % 2 == 0
+                     else ("floor", "gantt")):
+            what = ("the messaging floor" if side == "floor"
+                    else "gantt-scheduler")
+            print(f"{n} hosts, {workers} process(es), {what}, round {k}",
+                  file=sys.stderr)
+            rundir = os.path.join(workdir, f"p{workers}-{side}-{k}")
+            os.makedirs(rundir, exist_ok=True)
+            if side == "gantt":
+                scheduler_bench.vacuum(url)
+                pair[side] = runs[f"{workers}/round{k}"] = run(
+                    args, url, workers, placed + instances, rundir)
+                instances += pair[side].get("instances_placed", 0)
+            else:
+                pair[side] = runs[f"{workers}/floor/round{k}"] = run(
+                    args, url, workers, placed + instances, rundir,
+                    floor_reply=reply)
+        rounds.append(pair)
+    out = rpc_floor.over_rounds(rounds)
+    out["instances_placed"] = instances
     return out
 
 
@@ -745,7 +792,23 @@ def main(argv=None):
                              "closed-loop runs with [decision_log] off and "
                              "on, in alternating order: the log's cost a "
                              "call (default 0: none)")
+    parser.add_argument("--floor-rounds", type=int, default=1,
+                        help="with --messaging-floor, closed loop: run "
+                             "gantt-scheduler and the floor this many "
+                             "times each per process count, in "
+                             "alternating order, and give each round's "
+                             "ratios and their median "
+                             "(versus_floor_rounds; default 1)")
     args = parser.parse_args(argv)
+    if args.floor_rounds < 1:
+        parser.error("--floor-rounds must be positive")
+    if args.floor_rounds > 1 and (
+            not args.messaging_floor or args.rates
+            or args.claim_group_sizes or args.listener_idle_waits):
+        parser.error("--floor-rounds needs --messaging-floor, closed loop "
+                     "(no --rates) and the service's default claim group "
+                     "and listener wait (no --claim-group-sizes or "
+                     "--listener-idle-waits)")
     if args.calls < 1 or (args.clients is not None and args.clients < 1):
         parser.error("--calls and --clients must be positive")
     for name in ("processes", "claim_group_sizes", "listener_idle_waits",
@@ -761,7 +824,8 @@ def main(argv=None):
                       len(args.claim_group_sizes or [1])
                       * len(args.listener_idle_waits or [1])
                       * len(args.rates or [1])
-                      + 2 * max(args.decision_log_rounds, 0))
+                      + 2 * max(args.decision_log_rounds, 0)
+                      + args.floor_rounds - 1)
     planned += args.calls + WARMUP_PER_WORKER  # the embedded run
     for n in args.sizes:
         if planned > n * PER_HOST // 2:
@@ -791,6 +855,7 @@ def main(argv=None):
                    "listener_idle_waits":
                        args.listener_idle_waits or "default",
                    "decision_log_rounds": args.decision_log_rounds,
+                   "floor_rounds": args.floor_rounds,
                    "filters": "default", "weighers": "default (all)"},
         "cpu_count": os.cpu_count(),
         "python": platform.python_version(),

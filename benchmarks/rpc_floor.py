@@ -1,6 +1,9 @@
 """gantt-scheduler against the messaging floor of the same
 benchmarks.rpc run (``versus_floor`` in its JSON, with
-``--messaging-floor``)."""
+``--messaging-floor``), and over several rounds of both
+(``versus_floor_rounds``, with ``--floor-rounds``)."""
+
+import statistics
 
 
 def versus_floor(runs):
@@ -47,3 +50,25 @@ def _by_process(figures):
             "scheduler_workers": figures["scheduler_cpu_ms_per_call"],
             "broker": machine["broker"], "database": machine["database"],
             "other": machine["other"]}
+
+
+def over_rounds(rounds):
+    """``rounds``: per round, {"floor": figures, "gantt": figures} of one
+    process count, run in alternating order. Each round's comparison
+    (:func:`versus_floor`) and, over the rounds, the median, lowest and
+    highest of its two ratios: the day's drift falls on both sides of
+    each round, and the median is what one figure should quote."""
+    each = []
+    for pair in rounds:
+        found = versus_floor({"p/floor": pair["floor"], "p": pair["gantt"]})
+        if found:
+            each.append(found["p"])
+    out = {"rounds": each}
+    if not each:
+        return out
+    for name in ("calls_per_s", "machine_cpu_ms_per_call"):
+        ratios = sorted(r[name]["ratio"] for r in each)
+        out[name + "_ratio"] = {"median": round(
+            statistics.median(ratios), 3), "lowest": ratios[0],
+            "highest": ratios[-1]}
+    return out

@@ -40,3 +40,28 @@ def test_ratios_per_process_count_and_cpu_by_process():
 def test_no_floor_no_comparison():
     alone = {"1": _run(200.0, 0.5, 3.0, 0.9, 1.5, 0.1)}
     assert rpc_floor.versus_floor(alone) == {}
+
+
+def test_rounds_each_compared_and_the_median_of_their_ratios():
+    rounds = [{"floor": _run(800.0, 0.5, 0.8, 0.9, 0.0, 0.1),
+               "gantt": _run(200.0, 0.5, 3.0, 0.9, 1.5, 0.1)},
+              {"floor": _run(600.0, 0.5, 0.8, 0.9, 0.0, 0.1),
+               "gantt": _run(300.0, 0.5, 2.0, 0.9, 1.5, 0.1)},
+              {"floor": _run(500.0, 0.5, 1.0, 0.9, 0.0, 0.1),
+               "gantt": _run(200.0, 0.5, 2.5, 0.9, 1.0, 0.1)}]
+    found = rpc_floor.over_rounds(rounds)
+    assert [r["calls_per_s"]["ratio"] for r in found["rounds"]] == [
+        0.25, 0.5, 0.4]
+    assert found["calls_per_s_ratio"] == {"median": 0.4, "lowest": 0.25,
+                                          "highest": 0.5}
+    cpu = sorted(round(g / f, 3) for g, f in ((6.0, 2.3), (5.0, 2.3),
+                                              (5.0, 2.5)))
+    assert found["machine_cpu_ms_per_call_ratio"] == {
+        "median": cpu[1], "lowest": cpu[0], "highest": cpu[2]}
+
+
+def test_rounds_without_a_figure_are_left_out():
+    failed = {"exit_code": 1}
+    found = rpc_floor.over_rounds([
+        {"floor": failed, "gantt": _run(200.0, 0.5, 3.0, 0.9, 1.5, 0.1)}])
+    assert found == {"rounds": []}
