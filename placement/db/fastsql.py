@@ -20,6 +20,7 @@ multi-row INSERTs), which cost a quarter of a claim's CPU.
 
 import collections
 import functools
+import operator
 import re
 import threading
 
@@ -49,6 +50,23 @@ def _raw(sql):
     return _PYFORMAT.sub(number, sql).encode(), names
 
 
+# A DateTime bound on SQLite, as SQLAlchemy's own SQLite DATETIME writes
+# it (always six digits of microseconds), from C: the generic DateTime
+# type has no bind processor, which left these values to sqlite3's
+# default adapter (deprecated since Python 3.12; it drops ".000000" at
+# a whole second, so that text compared unequal to SQLAlchemy's).
+_SQLITE_DATETIME = operator.methodcaller("isoformat", " ", "microseconds")
+
+
+def _bind_processor(type_, dialect):
+    """What a parameter of ``type_`` goes through before the driver."""
+    processor = type_.bind_processor(dialect)
+    if processor is None and dialect.name == "sqlite" \
+            and isinstance(type_, sa.DateTime):
+        return _SQLITE_DATETIME
+    return processor
+
+
 def _raw_cursor_class(dialect):
     """psycopg's RawCursor when ``dialect`` runs on psycopg 3, else None."""
     if dialect.driver != "psycopg" or dialect.dbapi is None:
@@ -69,7 +87,7 @@ class _Form:
                           if bind.expanding}
         self.process = {}
         for name, bind in compiled.binds.items():
-            processor = bind.type.bind_processor(dialect)
+            processor = _bind_processor(bind.type, dialect)
             if processor is not None:
                 self.process[name] = processor
         self.by_lengths = {}

@@ -94,3 +94,49 @@ def test_forms_are_kept_per_driver():
     with_psycopg2 = fast._form(postgresql.psycopg2.dialect())
     assert with_psycopg is not with_psycopg2
     assert fast._form(postgresql.psycopg.dialect()) is with_psycopg
+
+
+@pytest.mark.parametrize("micro", [0, 5, 123456])
+def test_sqlite_datetimes_are_written_as_sqlalchemy_writes_them(micro):
+    """A DateTime bound on the fast path is stored as the same text as
+    through SQLAlchemy's own (six digits of microseconds, even at a
+    whole second), so that equal times compare equal in SQL, and it
+    never reaches sqlite3's default adapter (deprecated since Python
+    3.12)."""
+    import datetime
+    import sqlite3
+    import warnings
+
+    table = sa.Table("stamps", sa.MetaData(),
+                     sa.Column("id", sa.Integer, primary_key=True),
+                     sa.Column("at", sa.DateTime, nullable=False))
+    at = datetime.datetime(2026, 11, 29, 18, 30, 1, micro)
+    engine = sa.create_engine("sqlite://")
+    table.metadata.create_all(engine)
+    with engine.begin() as conn:
+        conn.execute(table.insert().values(id=1, at=at))
+
+        class Txn:
+            pass
+
+        txn = Txn()
+        txn.conn = conn
+        fast = fastsql.FastInsert(table, ["id", "at"])
+        # Without the default adapter, as a Python that drops it: a
+        # datetime left to it cannot be bound at all.
+        key = (datetime.datetime, sqlite3.PrepareProtocol)
+        default = sqlite3.adapters.pop(key, None)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", DeprecationWarning)
+                fast.rows(txn, [{"id": 2, "at": at}])
+        finally:
+            if default is not None:
+                sqlite3.adapters[key] = default
+        stored = conn.exec_driver_sql(
+            "SELECT id, at FROM stamps ORDER BY id").all()
+        assert stored[0][1] == stored[1][1]
+        assert stored[1][1].endswith(f".{micro:06d}")
+        same = conn.execute(sa.select(table.c.id).where(
+            table.c.at == at)).scalars().all()
+        assert same == [1, 2]
