@@ -19,29 +19,36 @@ def versus_floor(runs):
     for key, floor in runs.items():
         if not key.endswith("/floor") or key.count("/") != 1:
             continue
-        gantt = runs.get(key.split("/")[0])
-        if not gantt or "calls_per_s" not in gantt \
-                or "calls_per_s" not in floor:
-            continue
-        both = {"gantt": gantt, "floor": floor}
-        by_process = {side: _by_process(figures)
-                      for side, figures in both.items()}
-        out[key.split("/")[0]] = {
-            "calls_per_s": {
-                "gantt": gantt["calls_per_s"],
-                "floor": floor["calls_per_s"],
-                "ratio": round(gantt["calls_per_s"]
-                               / floor["calls_per_s"], 3)},
-            "machine_cpu_ms_per_call": {
-                "gantt": gantt["total_cpu_ms_per_call"],
-                "floor": floor["total_cpu_ms_per_call"],
-                "ratio": round(gantt["total_cpu_ms_per_call"]
-                               / floor["total_cpu_ms_per_call"], 3)},
-            "machine_cpu_ms_per_call_by_process": by_process,
-            "gantt_worker_cpu_split_ms_per_call":
-                gantt.get("cpu_split_ms_per_call"),
-        }
+        found = compare(runs.get(key.split("/")[0]), floor)
+        if found:
+            out[key.split("/")[0]] = found
     return out
+
+
+def compare(gantt, floor):
+    """One closed-loop run of gantt-scheduler against one of the floor
+    (see :func:`versus_floor`); None unless both have figures."""
+    if not gantt or "calls_per_s" not in gantt \
+            or "calls_per_s" not in floor:
+        return None
+    both = {"gantt": gantt, "floor": floor}
+    by_process = {side: _by_process(figures)
+                  for side, figures in both.items()}
+    return {
+        "calls_per_s": {
+            "gantt": gantt["calls_per_s"],
+            "floor": floor["calls_per_s"],
+            "ratio": round(gantt["calls_per_s"]
+                           / floor["calls_per_s"], 3)},
+        "machine_cpu_ms_per_call": {
+            "gantt": gantt["total_cpu_ms_per_call"],
+            "floor": floor["total_cpu_ms_per_call"],
+            "ratio": round(gantt["total_cpu_ms_per_call"]
+                           / floor["total_cpu_ms_per_call"], 3)},
+        "machine_cpu_ms_per_call_by_process": by_process,
+        "gantt_worker_cpu_split_ms_per_call":
+            gantt.get("cpu_split_ms_per_call"),
+    }
 
 
 def _by_process(figures):
@@ -58,11 +65,8 @@ def over_rounds(rounds):
     (:func:`versus_floor`) and, over the rounds, the median, lowest and
     highest of its two ratios: the day's drift falls on both sides of
     each round, and the median is what one figure should quote."""
-    each = []
-    for pair in rounds:
-        found = versus_floor({"p/floor": pair["floor"], "p": pair["gantt"]})
-        if found:
-            each.append(found["p"])
+    each = [found for found in (compare(pair["gantt"], pair["floor"])
+                                for pair in rounds) if found]
     out = {"rounds": each}
     if not each:
         return out

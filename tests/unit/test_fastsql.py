@@ -1,6 +1,10 @@
 """fastsql turns Core statements into driver SQL with the right
 placeholders and argument order for every paramstyle."""
 
+import datetime
+import sqlite3
+import warnings
+
 import pytest
 import sqlalchemy as sa
 from sqlalchemy.dialects import mysql, postgresql, sqlite
@@ -12,6 +16,13 @@ STATEMENT = sa.select(T.c.a).where(
     T.c.b.in_(sa.bindparam("bs", expanding=True))).where(
     T.c.c == sa.bindparam("c")).where(
     T.c.a.in_(sa.bindparam("as_", expanding=True)))
+
+
+class _Txn:
+    """What Fast needs of a store's transaction: its connection."""
+
+    def __init__(self, conn):
+        self.conn = conn
 
 
 @pytest.mark.parametrize("dialect,style", [
@@ -56,13 +67,8 @@ def test_rows_run_on_a_real_connection():
         conn.exec_driver_sql(
             "INSERT INTO t VALUES (1, 10, 'x'), (2, 20, 'x'), (3, 30, 'y')")
 
-        class Txn:
-            pass
-
-        txn = Txn()
-        txn.conn = conn
         rows = fastsql.Fast(STATEMENT).rows(
-            txn, {"bs": [10, 20, 30], "c": "x", "as_": [1, 2, 3]})
+            _Txn(conn), {"bs": [10, 20, 30], "c": "x", "as_": [1, 2, 3]})
         assert sorted(r.a for r in rows) == [1, 2]
 
 
@@ -103,10 +109,6 @@ def test_sqlite_datetimes_are_written_as_sqlalchemy_writes_them(micro):
     whole second), so that equal times compare equal in SQL, and it
     never reaches sqlite3's default adapter (deprecated since Python
     3.12)."""
-    import datetime
-    import sqlite3
-    import warnings
-
     table = sa.Table("stamps", sa.MetaData(),
                      sa.Column("id", sa.Integer, primary_key=True),
                      sa.Column("at", sa.DateTime, nullable=False))
@@ -115,12 +117,6 @@ def test_sqlite_datetimes_are_written_as_sqlalchemy_writes_them(micro):
     table.metadata.create_all(engine)
     with engine.begin() as conn:
         conn.execute(table.insert().values(id=1, at=at))
-
-        class Txn:
-            pass
-
-        txn = Txn()
-        txn.conn = conn
         fast = fastsql.FastInsert(table, ["id", "at"])
         # Without the default adapter, as a Python that drops it: a
         # datetime left to it cannot be bound at all.
@@ -129,7 +125,7 @@ def test_sqlite_datetimes_are_written_as_sqlalchemy_writes_them(micro):
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("error", DeprecationWarning)
-                fast.rows(txn, [{"id": 2, "at": at}])
+                fast.rows(_Txn(conn), [{"id": 2, "at": at}])
         finally:
             if default is not None:
                 sqlite3.adapters[key] = default
