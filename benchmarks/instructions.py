@@ -225,21 +225,18 @@ def main(argv=None):
                      "claims included, SQLite",
         "inputs": {"sizes": sizes, "decisions": args.decisions,
                    "rounds": args.rounds, "cache_sim": args.cache_sim,
-                   "code": str(code), "commit": _commit(code)},
-        "valgrind": _version(["valgrind", "--version"]),
+                   "code": str(code),
+                   "commit": _output("git", "-C", str(code), "rev-parse",
+                                     "HEAD")},
+        "valgrind": _output("valgrind", "--version"),
         "python": platform.python_version(),
         "results": results,
     }, indent=2))
     return 0
 
 
-def _commit(code):
-    done = subprocess.run(["git", "-C", str(code), "rev-parse", "HEAD"],
-                          capture_output=True, text=True)
-    return done.stdout.strip() or None
-
-
-def _version(command):
+def _output(*command):
+    """What ``command`` prints, or None."""
     done = subprocess.run(command, capture_output=True, text=True)
     return done.stdout.strip() or None
 
