@@ -29,9 +29,10 @@ A record, as :func:`decode` reads it back, holds:
 
 Cheap by design (it never asks for explain's reasons, a call per
 removed host): the filter runs keep a few removed rows, the weighers'
-normalised values are kept by reference; one orjson call and a buffered
-write. The file holds the top hosts in columns (format 2): their hosts,
-nodes and weights as lists, and each weigher's normalised values of
+normalised values are kept by reference; one orjson call, and the line
+queued to be written with others (placement.rotating_file's add). The
+file holds the top hosts in columns (format 2): their hosts, nodes and
+weights as lists, and each weigher's normalised values of
 them with what it was normalised by and its multiplier, so that the
 weighers' shares are worked out when a record is read (:func:`decode`),
 not for every decision; :func:`encode` and :func:`decode` are the two
@@ -128,7 +129,7 @@ class DecisionLog(Capture):
         self.sweep()
 
     def keep(self, found: dict[str, Any]) -> None:
-        self._out.write(encode(found))
+        self._out.add(encode(found))
 
     def sweep(self) -> None:
         """Remove the decision files of the directory whose last record

@@ -13,6 +13,7 @@ import pytest
 from oslo_config import cfg
 
 from placement import conf as placement_conf
+from placement import rotating_file
 from scheduler import conf as scheduler_conf
 from scheduler import decision_log
 
@@ -194,3 +195,49 @@ def _line(found):
 
 def _records(path):
     return [orjson.loads(line) for line in lines(path)[1:]]
+
+
+def test_batches_of_records_rotate_at_max_bytes_between_two_records(
+        tmp_path):
+    # More records than rotating_file queues before it writes a batch:
+    # the batches that cross max_bytes are cut between two records.
+    count = 3 * rotating_file.QUEUED_LINES + 5
+    log = decision_log.DecisionLog(tmp_path, max_bytes=10_000,
+                                   backup_count=50)
+    made = []
+    for n in range(count):
+        made.append(str(uuidlib.uuid4()))
+        log.keep(record(T0 + n, made[-1]))
+    log.close()
+    names = decision_log.files(str(tmp_path))
+    assert len(names) > 3
+    for name in names:
+        assert os.path.getsize(name) <= 10_000
+    assert [r["instances"][0] for r in decision_log.read(str(tmp_path))] \
+        == made
+
+
+def test_a_batch_rotates_by_age_where_its_records_were_made(tmp_path):
+    # The file's age counts from when its first record was made, not
+    # from when its batch was written out.
+    clock = Clock()
+    log = decision_log.DecisionLog(tmp_path, max_age=100,
+                                   backup_count=3, wall=clock)
+    times = []
+    for n in range(rotating_file.QUEUED_LINES - 1):
+        clock.now = T0 + n
+        times.append(clock.now)
+        log.keep(record(clock.now))
+    log.close()
+    found = [[r["time"] for r in _records(name)]
+             for name in decision_log.files(str(tmp_path))]
+    # Rotated once the first record was more than 50 s old.
+    assert found == [times[:51], times[51:]]
+
+
+def test_records_are_in_the_file_after_a_flush(tmp_path):
+    log = decision_log.DecisionLog(tmp_path, flush_interval=3600)
+    log.keep(record(T0))
+    log.flush()
+    assert [r["time"] for r in decision_log.read(str(tmp_path))] == [T0]
+    log.close()
