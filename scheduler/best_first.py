@@ -19,10 +19,16 @@ import numpy as np
 class BestFirst:
     """Rows best first. ``head`` (a list) is sorted already, and may be
     rearranged by the caller (shuffled ties, a host subset pick); the
-    rest is sorted on first use."""
+    rest is sorted on first use. When asked (``keep``: the decision
+    log reads them), ``head_at`` and ``head_weights`` are lists beside
+    the head: each row's position in the rows ordered, and its weight;
+    a caller that rearranges the head rearranges them alike."""
 
-    def __init__(self, head, rest_rows=None, rest_weights=None):
+    def __init__(self, head, rest_rows=None, rest_weights=None,
+                 head_at=None, head_weights=None):
         self.head = head
+        self.head_at = head_at
+        self.head_weights = head_weights
         # False once the caller moved a row out of weight order (a host
         # subset pick); shuffling tied rows keeps the head sorted.
         self.by_weight = True
@@ -46,24 +52,27 @@ class BestFirst:
         return len(self.head) + rest
 
 
-def best_first(rows, weights, at_least, ties=True):
+def best_first(rows, weights, at_least, ties=True, keep=False):
     """BestFirst of ``rows`` by ``weights`` (arrays of one length), with
     at least the first ``at_least`` rows (all of them when fewer) in its
     head. With ``ties``, the head also holds every row that weighs the
     same as the last of those (a caller shuffling the rows tied with the
     best needs them all); without, ties do not grow the head past
-    ``at_least`` rows (an empty cloud ties every host)."""
+    ``at_least`` rows (an empty cloud ties every host). ``keep``: with
+    the head's positions and weights (BestFirst.head_at,
+    head_weights), found here for a few cheap calls while the arrays
+    are at hand, where a reader afterwards would search for them."""
     rows = np.asarray(rows)
     weights = np.asarray(weights, np.float64)
     n = len(rows)
     if n <= at_least:
-        return BestFirst(_sorted(rows, weights))
+        return _sorted(rows, weights, keep)
     # The at_least-th largest weight: every row weighing at least that
     # much goes first. NaN weights sort last (as argsort does), and a NaN
     # threshold (fewer numbers than at_least) sorts everything at once.
     threshold = _threshold(weights, at_least)
     if np.isnan(threshold):
-        return BestFirst(_sorted(rows, weights))
+        return _sorted(rows, weights, keep)
     first = weights >= threshold
     if not ties:
         extra = int(np.count_nonzero(first)) - at_least
@@ -73,8 +82,13 @@ def best_first(rows, weights, at_least, ties=True):
             # order, ahead of everything lighter.
             at = np.flatnonzero(weights == threshold)
             first[at[len(at) - extra:]] = False
-    return BestFirst(_sorted(rows[first], weights[first]),
-                     rows[~first], weights[~first])
+    rest = ~first
+    if not keep:
+        return _sorted(rows[first], weights[first], False,
+                       rows[rest], weights[rest])
+    at = np.flatnonzero(first)
+    return _sorted(rows.take(at), weights.take(at), True, rows[rest],
+                   weights[rest], at)
 
 
 def _threshold(weights, at_least):
@@ -90,5 +104,13 @@ def _threshold(weights, at_least):
     return -np.partition(-weights, at_least - 1)[at_least - 1]
 
 
-def _sorted(rows, weights):
-    return rows[np.argsort(-weights, kind="stable")].tolist()
+def _sorted(rows, weights, keep, rest_rows=None, rest_weights=None,
+            at=None):
+    """A BestFirst whose head is ``rows`` sorted; ``at``: their
+    positions among all the rows (None: the same as in ``rows``)."""
+    order = np.argsort(-weights, kind="stable")
+    if not keep:
+        return BestFirst(rows[order].tolist(), rest_rows, rest_weights)
+    return BestFirst(rows[order].tolist(), rest_rows, rest_weights,
+                     (order if at is None else at.take(order)).tolist(),
+                     weights[order].tolist())

@@ -45,10 +45,8 @@ processes long gone too.
 
 from __future__ import annotations
 
-import bisect
 import datetime
 import glob
-import operator
 import os
 import re
 import time
@@ -333,10 +331,15 @@ class _Head:
     def __init__(self, ranking: Any, top: int) -> None:
         self.ranking = ranking
         ordered = ranking.ordered
-        self.rows = ordered.head[:max(top, _PICKS)]
+        n = max(top, _PICKS)
+        self.rows = ordered.head[:n]
         # In weight order (no host subset pick moved one first): every
         # row that weighs more than one of them is before it.
         self.by_weight = ordered.by_weight
+        if ordered.head_at is not None:  # kept as it was ordered
+            self.at = ordered.head_at[:n]
+            self.weights = ordered.head_weights[:n]
+            return
         # The arrays' own methods: numpy's functions of the same names
         # wrap them in a dispatch that costs as much again, per record.
         self.at = ranking.passed.searchsorted(self.rows)
@@ -348,17 +351,13 @@ class _Head:
         weight among the hosts that passed (1: the best weighed, ties
         share a rank)."""
         out: dict[str, Any] = {"host": hosts[row], "node": nodes[row]}
-        if not self.by_weight:
+        if not self.by_weight or row not in self.rows:
             return self._beyond(out, row)
-        try:
-            weight = self.weights[self.rows.index(row)]
-        except ValueError:
-            return self._beyond(out, row)
-        out["weight"] = weight
-        # 1 + how many rows weigh more: the first of the rows (heaviest
-        # first) that weighs no more than this one.
-        out["rank"] = 1 + bisect.bisect_left(self.weights, -weight,
-                                             key=operator.neg)
+        weights = self.weights
+        weight = out["weight"] = weights[self.rows.index(row)]
+        # Heaviest first, and every row heavier than this one is among
+        # them: those before its weight's first place.
+        out["rank"] = 1 + weights.index(weight)
         return out
 
     def _beyond(self, out: dict[str, Any], row: int) -> dict[str, Any]:

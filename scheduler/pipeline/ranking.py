@@ -51,8 +51,9 @@ class Rank:
                 explain=explain, keep_removed=state.keep_removed)
         weights, weigh_explain, weighing = self.weighers.weigh(
             request, passed, explain=explain, keep=state.logged)
-        ranking = state_mod.Ranking(runs, passed, weights,
-                                    self._order(passed, weights), weighing)
+        ranking = state_mod.Ranking(
+            runs, passed, weights,
+            self._order(passed, weights, state.logged), weighing)
         if i == 0:
             state.first_ranking = ranking
         if explain:
@@ -61,10 +62,12 @@ class Rank:
             state.last_ranked = (i, ranking)
         return ranking
 
-    def _order(self, rows: state_mod.Rows,
-               weights: state_mod.Floats) -> best_first.BestFirst:
+    def _order(self, rows: state_mod.Rows, weights: state_mod.Floats,
+               keep: bool = False) -> best_first.BestFirst:
         """Rows best first: shuffled among equal best weights when asked,
-        then a random pick of the best host_subset_size moved first."""
+        then a random pick of the best host_subset_size moved first.
+        ``keep``: with the head's positions and weights (the decision
+        log's), rearranged with it."""
         if not len(rows):
             return best_first.BestFirst([])
         subset_size, shuffle = option_values.read(self.conf, _order_options)
@@ -72,21 +75,34 @@ class Rank:
         # host subset that large, and for the shuffle every row tied
         # with the last.
         ordered = best_first.best_first(
-            rows, weights, max(subset_size, HEAD_ROWS), ties=shuffle)
-        head = ordered.head
+            rows, weights, max(subset_size, HEAD_ROWS), ties=shuffle,
+            keep=keep)
+        head, at = ordered.head, ordered.head_at
         if shuffle:
             # The rows tied with the best (NaN weights sort last and tie
-            # with nothing) are all in the head.
+            # with nothing) are all in the head; their weights are
+            # equal, so head_weights stands as it is.
             numbers = weights[~np.isnan(weights)]
             ties = (int(np.count_nonzero(weights == numbers.max()))
                     if len(numbers) else 0)
-            tied = head[:ties]
-            self.rng.shuffle(tied)
-            head[:ties] = tied
+            if at is None:
+                tied = head[:ties]
+                self.rng.shuffle(tied)
+                head[:ties] = tied
+            else:
+                # The same draws whatever is shuffled: the same order
+                # as the rows alone would take.
+                tied = list(zip(head[:ties], at[:ties], strict=True))
+                self.rng.shuffle(tied)
+                head[:ties] = [row for row, _ in tied]
+                at[:ties] = [k for _, k in tied]
         subset = min(subset_size, len(head))
         if subset > 1:
-            pick = head.pop(self.rng.randrange(subset))
-            head.insert(0, pick)
+            k = self.rng.randrange(subset)
+            head.insert(0, head.pop(k))
+            if at is not None:
+                at.insert(0, at.pop(k))
+                ordered.head_weights.insert(0, ordered.head_weights.pop(k))
             ordered.by_weight = False
         return ordered
 
