@@ -29,7 +29,7 @@ import sys
 
 from benchmarks import scheduler as bench
 from placement.db import store as store_mod
-from scheduler import decision_log, manager
+from scheduler import manager
 from tests import databases
 
 
@@ -49,8 +49,8 @@ def main(argv):
     store = store_mod.Store.open(conf)
     bench.build(store, hosts)
     scheduler = manager.Scheduler(store.conf, store=store)
-    log = decision_log.DecisionLog(os.path.join(work, "decisions"),
-                                   flush_interval=3600.0)
+    log = bench.default_log(os.path.join(work, "decisions"),
+                            flush_interval=3600.0)
     # Warm-up, both ways: the index, the host state, the log's file.
     scheduler.select_destinations(None, {"flavor": bench.FLAVOR}, None)
     for decisions_log in (None, log):

@@ -18,7 +18,8 @@ built in one transaction. On each cloud:
 - multi: ``--decisions / 10`` ten-instance requests, the same flavor;
   per-request p50 / p99 and instances placed per second;
 - decision_log: what the decision log ([decision_log],
-  scheduler.decision_log) costs a decision: ``--decision-log-rounds``
+  scheduler.decision_log, with gantt-scheduler's default bounds and
+  options) costs a decision: ``--decision-log-rounds``
   rounds of two batches of 20 one-instance requests, one with the log
   off and one with it on (in the order off-on, then on-off, and so on,
   so that the cloud filling up weighs on both alike), the CPU per
@@ -57,6 +58,7 @@ import numpy as np
 from placement.db import engine as engine_mod
 from placement.db import store as store_mod
 from placement.objects import aggregates, inventories, providers
+from scheduler import conf as scheduler_conf
 from scheduler import decision_log, host_records, manager
 from tests import databases
 
@@ -177,6 +179,19 @@ def _one_process(store, decisions, log_rounds=0):
     return out
 
 
+def default_log(directory, flush_interval=None):
+    """A DecisionLog in ``directory`` with gantt-scheduler's defaults
+    ([decision_log] max_bytes, backup_count, max_age, top_hosts,
+    removed_hosts, flush_interval): what a deployment pays."""
+    defaults = {o.dest: o.default for o in scheduler_conf.DECISION_LOG_OPTS}
+    return decision_log.DecisionLog(
+        directory, max_bytes=defaults["max_bytes"],
+        backup_count=defaults["backup_count"],
+        max_age=defaults["max_age"], top_hosts=defaults["top_hosts"],
+        removed_hosts=defaults["removed_hosts"],
+        flush_interval=flush_interval or defaults["flush_interval"])
+
+
 def decision_log_cost(scheduler, rounds, per_batch=20):
     """CPU per one-instance decision with the decision log off and on,
     in alternating batches (off-on, on-off, ...): medians over the
@@ -186,7 +201,7 @@ def decision_log_cost(scheduler, rounds, per_batch=20):
     batches) against the decisions' with the log on; and the log's
     bytes per decision."""
     directory = tempfile.mkdtemp(prefix="gantt-bench-decisions-")
-    log = decision_log.DecisionLog(directory, flush_interval=1.0)
+    log = default_log(directory)
     spent = {"off": [], "on": []}
     # The records' CPU is read on one record in
     # manager.LOG_CPU_SAMPLE: summed over every batch, not per batch.

@@ -82,16 +82,19 @@ class RotatingFile:
             self._write_queued()
         self._write([line], len(line))
 
-    def add(self, line):
+    def add(self, line, now=None):
         """Append ``line`` soon: queued (but the first), and written with
         the lines queued before it once QUEUED_LINES wait, at the next
         flush (every flush_interval) or at close. Lines keep the order
         they were added in, and with write()'s, and a line's age counts
-        from when it was added. Cheaper than write() on a caller's busy
-        path: a batch is written at once, its checks made once, while the
-        file's code is in the processor's caches."""
+        from when it was added (``now``: the caller's read of the same
+        wall clock, if it has one). Cheaper than write() on a caller's
+        busy path: a batch is written at once, its checks made once,
+        while the file's code is in the processor's caches."""
         queued = self._queued
-        queued.append((line, self._wall() if self.max_age else None))
+        if self.max_age and now is None:
+            now = self._wall()
+        queued.append((line, now if self.max_age else None))
         # The first line at once: the file (and its directory) is there
         # from the writer's first line on, as with write().
         if len(queued) >= QUEUED_LINES or not self._opened:

@@ -127,7 +127,8 @@ class DecisionLog(Capture):
         self.sweep()
 
     def keep(self, found: dict[str, Any]) -> None:
-        self._out.add(encode(found))
+        # Its time is a read of the clock the file's age is counted by.
+        self._out.add(encode(found), found["time"])
 
     def sweep(self) -> None:
         """Remove the decision files of the directory whose last record

@@ -76,3 +76,17 @@ def _age(path):
     # out.jsonl.N: the Nth newest backup; out.jsonl: 0, the newest.
     suffix = path.suffix[1:]
     return int(suffix) if suffix.isdigit() else 0
+
+
+def test_a_lines_age_counts_from_the_time_its_caller_gives(tmp_path):
+    # The writer's clock stands still; the caller's reads move on: the
+    # file is rotated by the times given, before the line past half of
+    # max_age.
+    out = _file(tmp_path, max_age=10, backup_count=1, wall=lambda: 0.0)
+    out.add(b"at 0\n", 0.0)
+    out.add(b"at 4\n", 4.0)
+    out.add(b"at 6\n", 6.0)
+    out.close()
+    backup = (tmp_path / "out.jsonl.1").read_bytes().splitlines()[1:]
+    assert backup == [b"at 0", b"at 4"]
+    assert _lines(tmp_path) == [b"at 6"]
