@@ -53,8 +53,13 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 
+# Two phases: the tests that share the machine well, two at a time (one
+# pytest-xdist worker per core, a test file to a worker); then, alone,
+# those marked serial (tests/conftest.py: each keeps both cores busy by
+# itself, or restarts a server the others use).
 test: lint
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n 2 --dist loadfile -m "not serial"
+	$(BIN)/python -m pytest -m serial
 
 sample-config: $(STAMP)
 	$(BIN)/oslo-config-generator --config-file etc/gantt-config-generator.conf

@@ -95,6 +95,8 @@ EXTRAS_REQUIRE = {
     ],
     "test": [
         "pytest>=8.0,<10",
+        # make test runs most tests two at a time
+        "pytest-xdist>=3.5,<4",
         "hypothesis>=6.90,<7",
         # the change feed's fault tests
         # (tests/functional/test_change_feed_faults.py)

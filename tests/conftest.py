@@ -82,6 +82,33 @@ def sqlite_store(tmp_path):
     store.dispose()
 
 
+# Tests that `make test` runs on their own, after the others have run
+# two at a time (pytest-xdist): each keeps this 2-core machine busy by
+# itself (Nova's test workers, a Nova deployment, three controllers, a
+# Galera cluster, racing scheduler processes) or stops a server every
+# other test shares (the broker restart, the soak's database restart).
+# Marked `serial` here by where they are.
+SERIAL = (
+    "tests/nova_functional/",
+    "tests/nova_stack/",
+    "tests/ha/",
+    "tests/integration/",
+    "tests/deploy/",
+    "tests/scheduler/test_group_race.py",
+    "tests/scheduler/test_scheduler_race.py",
+    "tests/compute/test_reshape_concurrency.py",
+    "tests/functional/test_concurrency.py",
+    "tests/rpc/test_messaging_floor.py",
+    "tests/rpc/test_service.py::test_calls_succeed_after_a_broker_restart",
+)
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.nodeid.startswith(SERIAL):
+            item.add_marker(pytest.mark.serial)
+
+
 def pytest_make_parametrize_id(config, val, argname):
     """Plain ids for parametrized values: gabbi's pytest plugin (loaded
     for the conformance suites) fails the whole collection on an id with
