@@ -113,7 +113,15 @@ def _with(path, value):
     return data
 
 
-_REMOVE = object()
+class _Removed:
+    """The field taken out (its repr names the test: the same in every
+    process)."""
+
+    def __repr__(self):
+        return "<removed>"
+
+
+_REMOVE = _Removed()
 
 BAD = [
     ("flavor", _REMOVE, "spec: 'flavor' is a required property"),
