@@ -57,7 +57,12 @@ def require_rabbit():
 
 def messaging_conf(transport_url=None, topic=None, conf=None):
     """A parsed ConfigOpts with the RPC options (on ``conf`` when given):
-    ``transport_url`` (default: the in-process transport) and ``topic``."""
+    ``transport_url`` (default: the in-process transport) and ``topic``,
+    which names the exchange as well: a test's exchange is its own, as
+    its queues are (tests run two at a time, and RabbitMQ refuses an
+    exchange declared again with other arguments: the 'nova' exchange
+    a service left, not auto-deleted, against a test's auto-deleted
+    one)."""
     if conf is None:
         conf = cfg.ConfigOpts()
         conf([], default_config_files=[])
@@ -66,6 +71,7 @@ def messaging_conf(transport_url=None, topic=None, conf=None):
         conf.set_override("transport_url", transport_url)
     if topic:
         conf.set_override("topic", topic, group="scheduler")
+        conf.set_override("control_exchange", topic)
     return conf
 
 
