@@ -54,6 +54,7 @@ import time
 import uuid
 
 import numpy as np
+from oslo_config import cfg
 
 from placement.db import engine as engine_mod
 from placement.db import store as store_mod
@@ -180,16 +181,17 @@ def _one_process(store, decisions, log_rounds=0):
 
 
 def default_log(directory, flush_interval=None):
-    """A DecisionLog in ``directory`` with gantt-scheduler's defaults
-    ([decision_log] max_bytes, backup_count, max_age, top_hosts,
-    removed_hosts, flush_interval): what a deployment pays."""
-    defaults = {o.dest: o.default for o in scheduler_conf.DECISION_LOG_OPTS}
-    return decision_log.DecisionLog(
-        directory, max_bytes=defaults["max_bytes"],
-        backup_count=defaults["backup_count"],
-        max_age=defaults["max_age"], top_hosts=defaults["top_hosts"],
-        removed_hosts=defaults["removed_hosts"],
-        flush_interval=flush_interval or defaults["flush_interval"])
+    """A DecisionLog in ``directory`` as gantt-scheduler builds it from
+    its [decision_log] defaults (decision_log.from_conf: size and age
+    bounds, top and removed hosts): what a deployment pays."""
+    conf = cfg.ConfigOpts()
+    scheduler_conf.register_opts(conf)
+    conf([], default_config_files=[])
+    conf.set_override("directory", directory, group=decision_log.GROUP)
+    if flush_interval is not None:
+        conf.set_override("flush_interval", flush_interval,
+                          group=decision_log.GROUP)
+    return decision_log.from_conf(conf)
 
 
 def decision_log_cost(scheduler, rounds, per_batch=20):

@@ -92,9 +92,11 @@ class RotatingFile:
         busy path: a batch is written at once, its checks made once,
         while the file's code is in the processor's caches."""
         queued = self._queued
-        if self.max_age and now is None:
+        if not self.max_age:
+            now = None  # no age to count
+        elif now is None:
             now = self._wall()
-        queued.append((line, now if self.max_age else None))
+        queued.append((line, now))
         # The first line at once: the file (and its directory) is there
         # from the writer's first line on, as with write().
         if len(queued) >= QUEUED_LINES or not self._opened:
