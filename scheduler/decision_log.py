@@ -31,16 +31,23 @@ Cheap by design (it never asks for explain's reasons, a call per
 removed host): the filter runs keep a few removed rows, the weighers'
 normalised values are kept by reference; one orjson call, and the line
 queued to be written with others (placement.rotating_file's add). The
-file holds the top hosts in columns (format 2): their hosts, nodes and
-weights as lists, and each weigher's normalised values of
-them with what it was normalised by and its multiplier, so that the
-weighers' shares are worked out when a record is read (:func:`decode`),
-not for every decision; :func:`encode` and :func:`decode` are the two
-directions, and a record of format 1 (the top hosts as a list, with
-their shares) reads as it was written. Files and their bounds:
-placement.rotating_file, one file a process (decisions.<pid>.jsonl) in
-``directory``; the age sweep covers every decision file there, those of
-processes long gone too.
+file holds what repeats in columns, worked out into the form above when
+a record is read (:func:`decode`), not for every decision (format 3):
+
+- ``filters``: the filters' names, hosts before and after, as lists
+  (and ``removed``, a list beside them, when a filter removed any);
+- ``top``: the top hosts, nodes and weights as lists, and each weigher's
+  normalised values of them with what it was normalised by and its
+  multiplier (the weighers' shares are worked out when read);
+- ``chosen`` and ``alternates``: a host among the top hosts by its place
+  there (its weight and rank are read from them), any other in full.
+
+:func:`encode` and :func:`decode` are the two directions; records of
+formats 1 (the top hosts as a list, with their shares) and 2 (the
+filters and picks in full) read as they were written. Files and their
+bounds: placement.rotating_file, one file a process
+(decisions.<pid>.jsonl) in ``directory``; the age sweep covers every
+decision file there, those of processes long gone too.
 """
 
 from __future__ import annotations
@@ -63,7 +70,7 @@ from scheduler import errors
 
 LOG = logging.getLogger(__name__)
 
-FORMAT = 2
+FORMAT = 3
 GROUP = scheduler_conf.DECISION_LOG_GROUP
 # decisions.<pid>.jsonl and its backups, decisions.<pid>.jsonl.<n>
 _FILE = re.compile(r"^decisions\.(\d+)\.jsonl(?:\.(\d+))?$")
@@ -180,10 +187,48 @@ def decode(line: bytes | str) -> dict[str, Any]:
     as a list, each with its weighers' shares."""
     found = orjson.loads(line)
     for placement in found.get("placements") or ():
+        filters = placement.get("filters")
+        if isinstance(filters, dict):
+            placement["filters"] = _filter_runs(filters)
         top = placement.get("top")
         if isinstance(top, dict):
-            placement["top"] = _top_hosts(top)
+            top = placement["top"] = _top_hosts(top)
+        chosen = placement.get("chosen")
+        if isinstance(chosen, int):
+            placement["chosen"] = _pick_read(top, chosen)
+        alternates = placement.get("alternates")
+        if alternates:
+            placement["alternates"] = [
+                _pick_read(top, a) if isinstance(a, int) else a
+                for a in alternates]
     return found
+
+
+def _filter_runs(columns: dict[str, Any]) -> list[dict[str, Any]]:
+    """The filter runs of a record written in columns, each {name,
+    before, after} and ``removed`` when it removed any."""
+    names = columns["names"]
+    removed = columns.get("removed") or [None] * len(names)
+    runs = []
+    for name, before, after, gone in zip(
+            names, columns["before"], columns["after"], removed,
+            strict=True):
+        run = {"name": name, "before": before, "after": after}
+        if gone is not None:
+            run["removed"] = gone
+        runs.append(run)
+    return runs
+
+
+def _pick_read(top: list[dict[str, Any]], at: int) -> dict[str, Any]:
+    """A pick written as its place among the top hosts: their host,
+    node and weight, and its rank by weight (they are in weight order:
+    every heavier host is before the first of its weight)."""
+    entry = top[at]
+    weight = entry["weight"]
+    weights = [t["weight"] for t in top]
+    return {"host": entry["host"], "node": entry["node"], "weight": weight,
+            "rank": 1 + weights.index(weight)}
 
 
 def _top_hosts(top: dict[str, Any]) -> list[dict[str, Any]]:
@@ -296,27 +341,44 @@ def _placement(state: Any, table: Any, i: int, ranking: Any, top: int,
     out: dict[str, Any] = {
         "index": i,
         "instance": uuids[i] if i < len(uuids) else None,
-        "filters": [_filter_run(run, nodes) for run in ranking.runs],
+        "filters": _filters(ranking.runs, nodes),
         "passed": len(ranking.passed),
     }
     if state.forced is not None:
         out["forced"] = True
-    head = _Head(ranking, top)
-    if top and head.rows:
-        first = head.rows[:top]
+    ordered = ranking.ordered
+    shown = ordered.head[:top]
+    if shown:
+        if ordered.head_at is not None:  # kept as it was ordered
+            at, weights = ordered.head_at[:top], ordered.head_weights[:top]
+        else:
+            head = _Head(ranking, top)
+            at, weights = head.at[:top], head.weights[:top]
         weighing = ranking.weighing
-        out["top"] = {"hosts": [hosts[row] for row in first],
-                      "nodes": [nodes[row] for row in first],
-                      "weights": head.weights[:top],
+        out["top"] = {"hosts": [hosts[row] for row in shown],
+                      "nodes": [nodes[row] for row in shown],
+                      "weights": weights,
                       "weighing": (None if weighing is None
-                                   else weighing.columns(head.at[:top]))}
+                                   else weighing.columns(at))}
     if chosen is not None:
-        out["chosen"] = head.pick(hosts, nodes, chosen)
+        out["chosen"] = _pick(ranking, top, shown, hosts, nodes, chosen)
         if alternates_ranking is not ranking:
-            head = _Head(alternates_ranking, top)
-        out["alternates"] = [head.pick(hosts, nodes, row)
+            # Another ranking's order: its picks in full.
+            ranking, shown = alternates_ranking, []
+        out["alternates"] = [_pick(ranking, top, shown, hosts, nodes, row)
                              for row in alternates]
     return out
+
+
+def _pick(ranking: Any, top: int, shown: list[int], hosts: Sequence[str],
+          nodes: Sequence[str], row: int) -> int | dict[str, Any]:
+    """A chosen host or alternate: its place among the top hosts the
+    record ``shown`` when it is there and they are in weight order
+    (:func:`decode` reads its host, node, weight and rank from them),
+    else in full (:meth:`_Head.pick`)."""
+    if row in shown and ranking.ordered.by_weight:
+        return shown.index(row)
+    return _Head(ranking, top).pick(hosts, nodes, row)
 
 
 # A ranking's first rows a record reads: its top hosts, and at least the
@@ -374,10 +436,21 @@ class _Head:
         return out
 
 
-def _filter_run(run: Any, nodes: Any) -> dict[str, Any]:
-    out = {"name": run.name, "before": run.before, "after": run.after}
-    if run.removed is not None:
-        out["removed"] = [nodes[row] for row in run.removed.tolist()]
+def _filters(runs: Sequence[Any], nodes: Sequence[str]) -> dict[str, Any]:
+    """The filter runs in columns (see :func:`_filter_runs`)."""
+    names, before, after = [], [], []
+    removed: list[list[str] | None] | None = None
+    for k, run in enumerate(runs):
+        names.append(run.name)
+        before.append(run.before)
+        after.append(run.after)
+        if run.removed is not None:
+            if removed is None:
+                removed = [None] * len(runs)
+            removed[k] = [nodes[row] for row in run.removed.tolist()]
+    out: dict[str, Any] = {"names": names, "before": before, "after": after}
+    if removed is not None:
+        out["removed"] = removed
     return out
 
 

@@ -329,24 +329,26 @@ class Weighing:
     lows: list[float]
     spans: list[float]
 
-    def columns(self, positions: Rows) -> dict[str, Any]:
+    def columns(self, positions: Sequence[int]) -> dict[str, Any]:
         """The weighing of the rows at ``positions`` (in the weighed
         rows' order): names, lows, spans, multipliers (each a float, or
         a list over those rows) and values (lists, weighers x those
         rows)."""
         lines = self.lines
         multipliers = self.multipliers
-        values = self.values.take(positions, axis=1)
-        if len(lines) != len(values):  # some weighers gave every row 0
-            values = values.take(lines, axis=0)
-            multipliers = [multipliers[k] for k in lines]
+        # A value at a time: for the few rows a record shows, cheaper
+        # than numpy's take and tolist, whose calls cost more than their
+        # work here (a record is made once per decision, its code cold).
+        value = self.values.item
+        factors = []
+        for k in lines:
+            m = multipliers[k]
+            factors.append(m if isinstance(m, float)
+                           else m.take(positions).tolist())
         return {"names": _names(self.weighers, lines), "lows": self.lows,
-                "spans": self.spans,
-                "multipliers": [
-                    m if isinstance(m, float) else m.take(positions).tolist()
-                    for m in multipliers],
-                # Lists: orjson writes them faster than arrays this small.
-                "values": values.tolist()}
+                "spans": self.spans, "multipliers": factors,
+                "values": [[value(k, at) for at in positions]
+                           for k in lines]}
 
 
 # Weighers' names as a record gives them, by the weighers and lines

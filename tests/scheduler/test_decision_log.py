@@ -116,14 +116,32 @@ def test_the_file_holds_the_top_hosts_in_columns(five, make, tmp_path):
     s.decisions.close()
     [line] = (tmp_path / os.path.basename(s.decisions.path)
               ).read_bytes().splitlines()[1:]
-    top = orjson.loads(line)["placements"][0]["top"]
+    raw = orjson.loads(line)["placements"][0]
+    top = raw["top"]
     assert top["nodes"] == ["n2", "n4", "n0"]
+    # The filters in columns, and the picks by their place in the top.
+    assert raw["filters"] == {
+        "names": ["ComputeFilter", "IsolatedHostsFilter"],
+        "before": [5, 4], "after": [4, 3], "removed": [["n1"], ["n3"]]}
+    assert (raw["chosen"], raw["alternates"]) == (0, [1, 2])
     # Only the weighers that told the hosts apart.
     assert "RAMWeigher" in top["weighing"]["names"]
     assert "BuildFailureWeigher" not in top["weighing"]["names"]
     # Read back, the shares are worked out: those the capture made.
     assert decision_log.decode(line)["placements"][0]["top"][0][
         "weighers"]["RAMWeigher"] > 0
+
+
+def test_a_format_2_record_reads_as_written():
+    placement = {
+        "filters": [{"name": "ComputeFilter", "before": 2, "after": 1,
+                     "removed": ["n1"]}],
+        "top": [{"host": "h0", "node": "n0", "weight": 1.0,
+                 "weighers": {"RAMWeigher": 1.0}}],
+        "chosen": {"host": "h0", "node": "n0", "weight": 1.0, "rank": 1},
+        "alternates": [{"host": "h1", "node": "n1"}]}
+    line = orjson.dumps({"placements": [placement]})
+    assert decision_log.decode(line)["placements"] == [placement]
 
 
 def test_a_format_1_record_reads_as_written():

@@ -60,7 +60,7 @@ def test_the_file_rotates_at_max_bytes_and_keeps_backup_count(tmp_path):
     for name in decision_log.files(str(tmp_path)):
         assert os.path.getsize(name) <= 3000
         # Each file says what it is, and which process wrote it.
-        assert lines(name)[0].startswith(b'{"decision_log":2,')
+        assert lines(name)[0].startswith(b'{"decision_log":3,')
     kept = [r["instances"][0] for r in decision_log.read(str(tmp_path))]
     # The newest, in order; the oldest went with the rotations.
     assert kept == made[-len(kept):] and 10 < len(kept) < 40
