@@ -346,14 +346,9 @@ def _placement(state: Any, table: Any, i: int, ranking: Any, top: int,
     }
     if state.forced is not None:
         out["forced"] = True
-    ordered = ranking.ordered
-    shown = ordered.head[:top]
+    shown = ranking.ordered.head[:top]
     if shown:
-        if ordered.head_at is not None:  # kept as it was ordered
-            at, weights = ordered.head_at[:top], ordered.head_weights[:top]
-        else:
-            head = _Head(ranking, top)
-            at, weights = head.at[:top], head.weights[:top]
+        at, weights = _head_at(ranking, top)
         weighing = ranking.weighing
         out["top"] = {"hosts": [hosts[row] for row in shown],
                       "nodes": [nodes[row] for row in shown],
@@ -399,14 +394,7 @@ class _Head:
         # In weight order (no host subset pick moved one first): every
         # row that weighs more than one of them is before it.
         self.by_weight = ordered.by_weight
-        if ordered.head_at is not None:  # kept as it was ordered
-            self.at = ordered.head_at[:n]
-            self.weights = ordered.head_weights[:n]
-            return
-        # The arrays' own methods: numpy's functions of the same names
-        # wrap them in a dispatch that costs as much again, per record.
-        self.at = ranking.passed.searchsorted(self.rows)
-        self.weights = ranking.weights.take(self.at).tolist()
+        self.at, self.weights = _head_at(ranking, n)
 
     def pick(self, hosts: Sequence[str], nodes: Sequence[str],
              row: int) -> dict[str, Any]:
@@ -434,6 +422,18 @@ class _Head:
             out["weight"] = float(found)
             out["rank"] = 1 + int(np.count_nonzero(weights > found))
         return out
+
+
+def _head_at(ranking: Any, n: int) -> tuple[Any, list[float]]:
+    """The positions among the rows that passed of a ranking's first
+    ``n`` rows, and their weights."""
+    ordered = ranking.ordered
+    if ordered.head_at is not None:  # kept as it was ordered
+        return ordered.head_at[:n], ordered.head_weights[:n]
+    # The arrays' own methods: numpy's functions of the same names wrap
+    # them in a dispatch that costs as much again, per record.
+    at = ranking.passed.searchsorted(ordered.head[:n])
+    return at, ranking.weights.take(at).tolist()
 
 
 def _filters(runs: Sequence[Any], nodes: Sequence[str]) -> dict[str, Any]:
