@@ -1,6 +1,8 @@
 """Nova 34's own functional tests pass with gantt-placement-api as their
 placement: the CI selection (selection.CI_SELECTION, less the tests that
-fail with upstream Placement too) in the gantt mode, every test passing.
+fail with upstream Placement too) in the gantt mode, every test passing
+(a test whose worker hung passing when run again, at most MAX_HUNG
+such tests).
 
 The first run installs Nova into its cached virtualenv (install.py).
 Locally an install or start failure skips; with CI=true it fails. The
@@ -16,6 +18,9 @@ from tests.nova_functional import run, selection
 # room to spare; the test reports its time rather than failing on it.
 BUDGET_S = 12 * 60
 MINIMUM_TESTS = 200
+# A test whose worker hung runs once more (run.HANG_RERUNS): one of
+# Nova's own races. Many such tests would say something else is wrong.
+MAX_HUNG = 2
 REPORT = {}
 
 
@@ -40,3 +45,5 @@ def test_nova_functional_selection(tmp_path):
     failed = [t for t, r in results.items() if r["status"] in run.FAILED]
     assert not failed, "\n".join(lines)
     assert len(results) >= MINIMUM_TESTS, "\n".join(lines)
+    hung = [t for t, r in results.items() if r.get("hung_before")]
+    assert len(hung) <= MAX_HUNG, "\n".join(lines)

@@ -38,6 +38,10 @@ class WorkerGone(Exception):
     """The worker exited, or said nothing within the deadline."""
 
 
+class WorkerHung(WorkerGone):
+    """The worker is alive but said nothing within the deadline."""
+
+
 class Worker:
     def __init__(self, venv, mode, names, log_path, record=None):
         self.log_path = pathlib.Path(log_path)
@@ -79,7 +83,7 @@ class Worker:
         try:
             message = self._messages.get(timeout=timeout)
         except queue.Empty:
-            raise WorkerGone(f"the worker said nothing in {timeout} s") \
+            raise WorkerHung(f"the worker said nothing in {timeout} s") \
                 from None
         if message is None:
             self._messages.put(None)
