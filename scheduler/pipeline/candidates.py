@@ -83,10 +83,10 @@ class FindCandidates:
             if not len(result):
                 state.explain["short_of"] = self._short_of(query)
         host_rows = self.host_rows(result.anchors)
-        state.candidates = result
-        state.candidate_hosts = host_rows
         # Sorted distinct rows by marking: cheaper than np.unique.
-        rows = result_mod.distinct_rows(host_rows, self.table.size)
+        size = self.table.size
+        rows = result_mod.distinct_rows(host_rows, size)
+        state.hold_candidates(result, host_rows, rows, size)
         if state.explain is not None:
             state.explain["placement_hosts"] = len(rows)
             zone = self._zone_note(state.spec)

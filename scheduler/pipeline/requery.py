@@ -62,9 +62,9 @@ class Requery:
         unlimited = dataclasses.replace(query, limit=None)
         result = find.find(unlimited)
         hosts = find.host_rows(result.anchors)
-        rows = find.restrict(
-            state, result_mod.distinct_rows(hosts, find.table.size),
-            unlimited)
+        size = find.table.size
+        distinct = result_mod.distinct_rows(hosts, size)
+        rows = find.restrict(state, distinct, unlimited)
         new = np.setdiff1d(rows, state.rows, assume_unique=True)
         ranking = state.first_ranking
         rejected = (np.setdiff1d(state.rows, ranking.passed,
@@ -83,8 +83,7 @@ class Requery:
         if not len(new):
             return False
         state.query = unlimited
-        state.candidates = result
-        state.candidate_hosts = hosts
+        state.hold_candidates(result, hosts, distinct, size)
         state.rows = kept
         state.rejected_before = (ranking.runs if ranking is not None
                                  else [])

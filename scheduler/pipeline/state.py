@@ -89,6 +89,10 @@ class RequestState:
     candidates: result_mod.CandidateResult | None = None
     # The host table row of each candidate's anchor (-1: not a host).
     candidate_hosts: Rows | None = None
+    # When every candidate is on a host of its own: the candidate of
+    # each of their rows, by row (other rows hold anything; see
+    # candidates_on). None: some host has several, or none is known.
+    candidate_by_row: Rows | None = None
     # The candidate hosts' rows, sorted, as restricted by the request.
     rows: Rows = dataclasses.field(default_factory=_no_rows)
     # The rows of the forced hosts, which skip the filters; None: none
@@ -174,6 +178,24 @@ class RequestState:
         claim time), without a claim being tried."""
         self.conflicts.append((row, reason))
 
+    def hold_candidates(self, result: result_mod.CandidateResult,
+                        hosts: Rows, distinct: Rows, size: int) -> None:
+        """Hold placement's ``result`` and the host row of each of its
+        candidates (``hosts``); ``distinct``: the distinct rows among
+        those, ``size``: the host table's."""
+        self.candidates = result
+        self.candidate_hosts = hosts
+        self.candidate_by_row = None
+        if len(distinct) == len(hosts):
+            # A candidate a host, every one on a host (a flat cloud): a
+            # pick reads its candidate here instead of comparing every
+            # candidate's host with its row, which costs several times
+            # this, per pick. Left uninitialised: candidates_on checks
+            # what it reads.
+            by_row = np.empty(size, np.int64)
+            by_row[hosts] = np.arange(len(hosts))
+            self.candidate_by_row = by_row
+
     def candidates_on(self, row: int) -> Sequence[int]:
         """The candidates anchored on host ``row``, found when asked
         (only the rows that are claimed or returned as alternates ever
@@ -181,7 +203,17 @@ class RequestState:
         hosts = self.candidate_hosts
         if hosts is None:
             return ()
-        found = np.flatnonzero(hosts == row)
+        by_row = self.candidate_by_row
+        if by_row is not None:
+            # A row without a candidate reads whatever is there: a
+            # candidate only when it is on that row. (A row added to
+            # the table since has none.)
+            k = by_row.item(row) if row < len(by_row) else -1
+            return [k] if 0 <= k < len(hosts) and hosts.item(k) == row \
+                else ()
+        # The array's own method: np.flatnonzero wraps it in a dispatch
+        # that costs as much again.
+        found = (hosts == row).nonzero()[0]
         return found.tolist() if len(found) else ()
 
     def first_request(self, row: int
