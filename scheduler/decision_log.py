@@ -356,24 +356,38 @@ def _placement(state: Any, table: Any, i: int, ranking: Any, top: int,
                       "weighing": (None if weighing is None
                                    else weighing.columns(at))}
     if chosen is not None:
-        out["chosen"] = _pick(ranking, top, shown, hosts, nodes, chosen)
-        if alternates_ranking is not ranking:
+        if alternates_ranking is ranking:
+            picks = _picks(ranking, top, shown, hosts, nodes,
+                           [chosen, *alternates])
+            out["chosen"], out["alternates"] = picks[0], picks[1:]
+        else:
+            [out["chosen"]] = _picks(ranking, top, shown, hosts, nodes,
+                                     [chosen])
             # Another ranking's order: its picks in full.
-            ranking, shown = alternates_ranking, []
-        out["alternates"] = [_pick(ranking, top, shown, hosts, nodes, row)
-                             for row in alternates]
+            out["alternates"] = _picks(alternates_ranking, top, [], hosts,
+                                       nodes, alternates)
     return out
 
 
-def _pick(ranking: Any, top: int, shown: list[int], hosts: Sequence[str],
-          nodes: Sequence[str], row: int) -> int | dict[str, Any]:
-    """A chosen host or alternate: its place among the top hosts the
-    record ``shown`` when it is there and they are in weight order
-    (:func:`decode` reads its host, node, weight and rank from them),
-    else in full (:meth:`_Head.pick`)."""
-    if row in shown and ranking.ordered.by_weight:
-        return shown.index(row)
-    return _Head(ranking, top).pick(hosts, nodes, row)
+def _picks(ranking: Any, top: int, shown: list[int], hosts: Sequence[str],
+           nodes: Sequence[str], rows: Sequence[int]
+           ) -> list[int | dict[str, Any]]:
+    """The chosen host and alternates of ``ranking`` at ``rows``: each
+    by its place among the top hosts the record ``shown`` when it is
+    there and they are in weight order (:func:`decode` reads its host,
+    node, weight and rank from them), else in full (:meth:`_Head.pick`,
+    one _Head for them all)."""
+    by_weight = ranking.ordered.by_weight
+    head = None
+    out: list[int | dict[str, Any]] = []
+    for row in rows:
+        if by_weight and row in shown:
+            out.append(shown.index(row))
+            continue
+        if head is None:
+            head = _Head(ranking, top)
+        out.append(head.pick(hosts, nodes, row))
+    return out
 
 
 # A ranking's first rows a record reads: its top hosts, and at least the
