@@ -25,6 +25,7 @@ import time
 
 from hypothesis import HealthCheck, Phase, given, seed, settings
 
+from benchmarks import db_lock
 from placement.db import migration
 from placement.db import store as store_mod
 from tests import databases
@@ -99,11 +100,14 @@ def main(argv=None):
     parser.add_argument("--examples", type=int, default=5000,
                         help="requests to make")
     parser.add_argument("--db", help="database URL (default: a new "
-                                     "SQLite file); it is wiped first")
+                                     "SQLite file); it is wiped first, one "
+                                     "run at a time")
     parser.add_argument("--seed", type=int,
                         help="random seed (default: derandomised, the "
                              "same requests every run)")
     args = parser.parse_args(argv)
+    # Held until main returns: no other run wipes the database meanwhile.
+    _held = args.db and db_lock.hold(parser, args.db, "benchmarks.api_fuzz")
     with tempfile.TemporaryDirectory() as tmp:
         url = args.db or f"sqlite:///{tmp}/placement.sqlite"
         store = store_mod.Store.open(databases.make_conf(url))

@@ -37,6 +37,7 @@ import uuid
 
 import numpy as np
 
+from benchmarks import db_lock
 from placement.candidates import engine as engine_mod
 from placement.candidates import request as rq
 from placement.db import store as store_mod
@@ -282,8 +283,11 @@ def main(argv=None):
                         help="skip the 100,000-provider cloud")
     parser.add_argument("--only", default="",
                         help="comma-separated scenario names")
-    parser.add_argument("--db", help="database URL (default: SQLite file)")
+    parser.add_argument("--db", help="database URL, wiped first, one run "
+                        "at a time (default: SQLite file)")
     args = parser.parse_args(argv)
+    # Held until main returns: no other run wipes the database meanwhile.
+    _held = args.db and db_lock.hold(parser, args.db, "benchmarks.candidates")
     url = args.db or "sqlite:///" + os.path.join(
         tempfile.mkdtemp(prefix="gantt-bench-cand-"), "placement.sqlite")
     q = args.queries

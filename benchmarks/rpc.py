@@ -13,7 +13,8 @@ of gantt-scheduler, called as a Nova conductor calls it.
 Per size, the cloud of benchmarks.scheduler (N compute nodes of 64 vCPUs,
 256 GB, 4 TB in 10 aggregates, half in a second cell) is built once in a
 fresh SQLite file (WAL mode: every scheduler process reads and claims in
-the same file) or, with ``--db``, in that database (wiped first). Then,
+the same file) or, with ``--db``, in that database (wiped first; one run
+at a time on it, benchmarks.db_lock). Then,
 per process count P:
 
 - a gantt-scheduler service (``python -m rpc.service``) starts with
@@ -152,6 +153,7 @@ import kombu
 from oslo_config import cfg
 
 from benchmarks import (
+    db_lock,
     messaging_floor,
     proc_cpu,
     rpc_floor,
@@ -677,8 +679,9 @@ def main(argv=None):
                              "scheduler process)")
     parser.add_argument("--transport-url",
                         default="rabbit://guest:guest@127.0.0.1:5672/")
-    parser.add_argument("--db", help="database URL, wiped per size "
-                        "(default: a fresh SQLite file per size)")
+    parser.add_argument("--db", help="database URL, wiped per size, "
+                        "one run at a time (default: a fresh SQLite "
+                        "file per size)")
     parser.add_argument("--change-feed", metavar="REDIS_URL",
                         help="[placement_database] change_feed_url of the "
                              "service")
@@ -754,6 +757,8 @@ def main(argv=None):
             parser.error(f"{planned} instances would fill more than half "
                          f"of {n} hosts ({PER_HOST} instances each): "
                          f"fewer --calls or more hosts")
+    # Held until main returns: no other run wipes the database meanwhile.
+    _held = args.db and db_lock.hold(parser, args.db, "benchmarks.rpc")
     results = {}
     for n in args.sizes:
         results[str(n)] = scenario(args, n)

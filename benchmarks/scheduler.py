@@ -56,6 +56,7 @@ import uuid
 import numpy as np
 from oslo_config import cfg
 
+from benchmarks import db_lock
 from placement.db import engine as engine_mod
 from placement.db import store as store_mod
 from placement.objects import aggregates, inventories, providers
@@ -327,7 +328,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--decisions", type=int, default=200)
     parser.add_argument("--sizes", default="1000,5000,10000,100000")
-    parser.add_argument("--db", help="database URL (default: SQLite file)")
+    parser.add_argument("--db", help="database URL, wiped first, one run "
+                        "at a time (default: SQLite file)")
     parser.add_argument("--change-feed", metavar="REDIS_URL",
                         help="announce and follow commits through this "
                              "Redis change feed")
@@ -347,6 +349,8 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.workers < 1:
         parser.error("--workers: at least 1")
+    # Held until main returns: no other run wipes the database meanwhile.
+    _held = args.db and db_lock.hold(parser, args.db, "benchmarks.scheduler")
     sizes = [int(s) for s in args.sizes.split(",") if s]
     results = {}
     for n in sizes:
