@@ -23,6 +23,8 @@ import zlib
 
 import sqlalchemy as sa
 
+from placement.db import engine as engine_mod
+
 # pg_try_advisory_lock's key: a constant of gantt's benchmarks.
 PG_KEY = zlib.crc32(b"gantt benchmark database")
 # MySQL's lock names are at most 64 characters.
@@ -54,12 +56,14 @@ class Held:
 def take(url):
     """The lock of the database at ``url`` (a SQLAlchemy URL); raises
     Busy when another run holds it."""
-    parsed = sa.make_url(url)
+    # A URL without a driver takes the one gantt installs, as the
+    # benchmark's own engine does.
+    parsed = engine_mod.with_installed_driver(sa.make_url(url))
     backend = parsed.get_backend_name()
     if backend == "sqlite":
         return _file(parsed.database)
-    if backend in ("postgresql", "mysql"):
-        return _server(parsed, backend)
+    if backend in ("postgresql", "mysql", "mariadb"):
+        return _server(parsed, backend == "postgresql")
     return Held()
 
 
@@ -85,13 +89,18 @@ def _file(path):
     return Held(lambda: os.close(fd))
 
 
-def _server(parsed, backend):
+def _server(parsed, postgresql):
     engine = sa.create_engine(parsed, poolclass=sa.pool.NullPool)
     # Autocommit: an open transaction held for the whole run would keep
     # VACUUM from the rows the run deletes.
     conn = engine.connect().execution_options(isolation_level="AUTOCOMMIT")
+
+    def release():
+        # The session's end releases the lock on either server.
+        conn.close()
+        engine.dispose()
     try:
-        if backend == "postgresql":
+        if postgresql:
             got = conn.execute(sa.text("SELECT pg_try_advisory_lock(:key)"),
                                {"key": PG_KEY}).scalar()
         else:
@@ -99,18 +108,11 @@ def _server(parsed, backend):
             got = conn.execute(sa.text("SELECT GET_LOCK(:name, 0)"),
                                {"name": name}).scalar()
     except BaseException:
-        conn.close()
-        engine.dispose()
+        release()
         raise
     if not got:
-        conn.close()
-        engine.dispose()
+        release()
         raise Busy(f"another benchmark run is using database "
                    f"{parsed.database!r} on {parsed.host}; wait for it to "
                    "end or give another --db")
-
-    def release():
-        # The session's end releases the lock on either server.
-        conn.close()
-        engine.dispose()
     return Held(release)

@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import pytest
+import sqlalchemy as sa
 
 from benchmarks import db_lock
 from placement.db import migration
@@ -40,6 +41,23 @@ def test_a_second_run_is_refused_while_the_first_holds_the_database(
     again = db_lock.take(db_url)
     del again
     db_lock.take(db_url).release()
+
+
+def test_a_url_without_its_driver_locks_the_same_database(db_url):
+    # As gantt takes them (placement.db.engine.with_installed_driver):
+    # mysql:// without MySQLdb installed, mariadb://, postgresql://.
+    url = sa.make_url(db_url)
+    plain = [url.set(drivername=url.get_backend_name())]
+    if url.get_backend_name() == "mysql":
+        plain.append(url.set(drivername="mariadb"))
+    held = db_lock.take(db_url)
+    try:
+        for other in plain:
+            text = other.render_as_string(hide_password=False)
+            with pytest.raises(db_lock.Busy):
+                db_lock.take(text)
+    finally:
+        held.release()
 
 
 def test_a_benchmark_refused_exits_2_with_one_line_and_wipes_nothing(
