@@ -27,9 +27,10 @@ import os
 import re
 import time
 import uuid as uuidlib
+from collections.abc import Iterable
 from typing import Any
 
-from scheduler import decision_log, errors
+from scheduler import decision_listing, decision_log, errors
 
 
 class DecisionsUsageError(errors.SchedulerError):
@@ -131,19 +132,35 @@ def run_list(conf: Any) -> int:
     if args.limit < 0:
         raise DecisionsUsageError("--limit: expected N >= 0")
     start = since(args.since) if args.since else None
-    found = decision_log.ordered(
-        r for r in decision_log.read(_directory(conf))
-        if (start is None or (r.get("time") or 0) >= start)
-        and (not args.no_valid_host or r.get("result") == "no_valid_host")
-        and (not args.host or args.host in _chosen_names(r)))
-    if args.limit:
-        found = found[-args.limit:]
-    if args.format == "json":
-        print(json.dumps(found, indent=2, sort_keys=True))
-    else:
-        for line in _list_lines(found):
-            print(line)
+    needles, tests = [], []
+    if args.no_valid_host:
+        needles.append(b'"result":"no_valid_host"')
+        tests.append(lambda r: r.get("result") == "no_valid_host")
+    if args.host:
+        needles.append(decision_listing.needle(args.host))
+        tests.append(lambda r: args.host in _chosen_names(r))
+    with decision_listing.select(
+            _directory(conf), start, needles,
+            (lambda r: all(t(r) for t in tests)) if tests else None,
+            args.limit) as found:
+        if args.format == "json":
+            _print_json(found)
+        else:
+            for line in _list_lines(found):
+                print(line)
     return 0
+
+
+def _print_json(records: Iterable[dict[str, Any]]) -> None:
+    """A JSON array of ``records``, as json.dumps(list(records),
+    indent=2, sort_keys=True) would print it, one record at a time."""
+    first = True
+    for record in records:
+        text = json.dumps(record, indent=2, sort_keys=True)
+        print("[" if first else ",")
+        print("  " + text.replace("\n", "\n  "), end="")
+        first = False
+    print("[]" if first else "\n]")
 
 
 def _chosen_names(record: dict[str, Any]) -> set[str]:
@@ -155,7 +172,7 @@ def _chosen_names(record: dict[str, Any]) -> set[str]:
     return names
 
 
-def _list_lines(found: list[dict[str, Any]]) -> list[str]:
+def _list_lines(found: Iterable[dict[str, Any]]) -> list[str]:
     rows = [(decision_log.iso(r["time"]), r.get("request") or "-",
              _instances(r), _outcome(r)) for r in found]
     if not rows:

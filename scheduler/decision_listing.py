@@ -1,0 +1,169 @@
+"""The records ``gantt-manage decisions list`` shows, found without
+decoding the whole log.
+
+A process's log at its default bounds ([decision_log] max_bytes 64 MB,
+backup_count 8) holds about 340,000 records, and a host runs a process
+a worker: decoding them all to list a few took minutes of CPU and
+gigabytes of memory. Here a record is decoded only when it may be
+shown:
+
+- its time is read from the start of its line (the writer puts
+  ``time`` first; a line that does not start so is decoded);
+- with ``since``, files last written before then are not read (a
+  record is written after its time is taken, so a file's
+  modification time is never before its last record's);
+- ``needles`` (bytes) must all be in the line before it is decoded to
+  be checked with ``keep``;
+- what is selected is kept as (time, file, offset): the newest
+  ``limit`` of them, or all, are decoded once more to be shown.
+
+Files stay open from the scan until the records are loaded, so that a
+rotation meanwhile (which renames them) moves nothing under the reader.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable, Iterator, Sequence
+from typing import IO, Any
+
+import orjson
+
+from scheduler import decision_log
+
+_TIME = b'{"time":'
+_HEADER = b'{"decision_log"'
+# Leeway for a file's modification time against ``since``: a log on a
+# file system whose clock is not the writers' (NFS).
+MTIME_SLACK_S = 300.0
+
+
+class Selection(contextlib.AbstractContextManager):
+    """Records of a directory's decision log, oldest first, each read
+    when iterated; a context manager (the files it holds open)."""
+
+    def __init__(self) -> None:
+        self._files: list[tuple[IO[bytes], dict[str, Any]]] = []
+        # (time, file number, offset), in the order to be shown.
+        self.entries: list[tuple[float, int, int]] = []
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        for _, number, offset in self.entries:
+            f, header = self._files[number]
+            f.seek(offset)
+            try:
+                found = decision_log.decode(f.readline())
+            except orjson.JSONDecodeError:
+                continue  # damaged after its time: passed over
+            found["scheduler"] = header.get("scheduler")
+            found["pid"] = header.get("pid")
+            yield found
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def close(self) -> None:
+        for f, _ in self._files:
+            f.close()
+        self._files = []
+
+
+def select(directory: str, since: float | None = None,
+           needles: Sequence[bytes] = (),
+           keep: Callable[[dict[str, Any]], bool] | None = None,
+           limit: int = 0) -> Selection:
+    """The records of ``directory``'s decision log made at ``since`` or
+    later, whose lines hold every one of ``needles`` and that ``keep``
+    keeps (a test on the decoded record); the newest ``limit`` (0:
+    all), oldest first. Raises decision_log.LogReadError when there is
+    no log directory."""
+    if not os.path.isdir(directory):
+        raise decision_log.LogReadError(
+            f"no decision log at {directory} (see [decision_log] "
+            "directory)")
+    selection = Selection()
+    try:
+        for path in decision_log.files(directory):
+            try:
+                if since is not None and \
+                        os.path.getmtime(path) < since - MTIME_SLACK_S:
+                    continue
+                # Kept open until the Selection is closed.
+                f = open(path, "rb")
+            except FileNotFoundError:
+                continue  # rotated or removed while the list was read
+            number = len(selection._files)
+            header: dict[str, Any] = {}
+            selection._files.append((f, header))
+            before = len(selection.entries)
+            _scan(f, number, header, selection.entries, since, needles,
+                  keep)
+            if len(selection.entries) == before:
+                f.close()  # nothing of it to load: keep no descriptor
+        entries = selection.entries
+        entries.sort()
+        if limit and len(entries) > limit:
+            del entries[:len(entries) - limit]
+    except BaseException:
+        selection.close()
+        raise
+    return selection
+
+
+def _scan(f: IO[bytes], number: int, header: dict[str, Any],
+          entries: list[tuple[float, int, int]], since: float | None,
+          needles: Sequence[bytes],
+          keep: Callable[[dict[str, Any]], bool] | None) -> None:
+    offset = 0
+    for line in f:
+        at, offset = offset, offset + len(line)
+        if line.startswith(_HEADER):
+            with contextlib.suppress(orjson.JSONDecodeError):
+                header.clear()
+                header.update(orjson.loads(line))
+            continue
+        if not line.endswith(b"\n"):
+            continue  # cut short (a crash while it was written)
+        if needles and not all(n in line for n in needles):
+            continue
+        found = None
+        when = _time(line)
+        if when is None:
+            try:
+                found = decision_log.decode(line)
+            except orjson.JSONDecodeError:
+                continue
+            when = found.get("time") or 0.0
+        if since is not None and when < since:
+            continue
+        if keep is not None:
+            if found is None:
+                try:
+                    found = decision_log.decode(line)
+                except orjson.JSONDecodeError:
+                    continue
+            if not keep(found):
+                continue
+        entries.append((when, number, at))
+
+
+def _time(line: bytes) -> float | None:
+    """The time at the start of a record's line, or None when it is
+    not there (or not a number)."""
+    if not line.startswith(_TIME):
+        return None
+    end = line.find(b",", len(_TIME))
+    try:
+        return float(line[len(_TIME):end])
+    except ValueError:
+        return None
+
+
+def needle(text: str) -> bytes:
+    """``text`` as it appears in a record's line (a JSON string's
+    inside)."""
+    return orjson.dumps(text)[1:-1]
