@@ -17,8 +17,10 @@ shown:
 - what is selected is kept as (time, file, offset): the newest
   ``limit`` of them, or all, are decoded once more to be shown.
 
-Files stay open from the scan until the records are loaded, so that a
-rotation meanwhile (which renames them) moves nothing under the reader.
+Files are all opened before any is read, and stay open until the
+records are loaded, so that a rotation meanwhile (which renames them)
+moves nothing under the reader; a file met under two names is read
+once.
 """
 
 from __future__ import annotations
@@ -87,18 +89,13 @@ def select(directory: str, since: float | None = None,
             "directory)")
     selection = Selection()
     try:
-        for path in decision_log.files(directory):
-            try:
-                if since is not None and \
-                        os.path.getmtime(path) < since - MTIME_SLACK_S:
-                    continue
-                # Kept open until the Selection is closed.
-                f = open(path, "rb")
-            except FileNotFoundError:
-                continue  # rotated or removed while the list was read
-            number = len(selection._files)
-            header: dict[str, Any] = {}
-            selection._files.append((f, header))
+        # Every file opened before any is read: a writer that rotates
+        # meanwhile (renaming each to the next backup's name) then
+        # moves no records out of reach, and a file met under two names
+        # is read once.
+        opened = _open(decision_log.files(directory), since)
+        selection._files = [(f, {}) for f in opened]
+        for number, (f, header) in enumerate(selection._files):
             before = len(selection.entries)
             _scan(f, number, header, selection.entries, since, needles,
                   keep)
@@ -112,6 +109,33 @@ def select(directory: str, since: float | None = None,
         selection.close()
         raise
     return selection
+
+
+def _open(paths: list[str], since: float | None) -> list[IO[bytes]]:
+    """``paths`` opened (kept open until the Selection is closed), but
+    those last written before ``since``, those gone, and a file already
+    opened under another name."""
+    opened: list[IO[bytes]] = []
+    seen = set()
+    try:
+        for path in paths:
+            try:
+                f = open(path, "rb")
+            except FileNotFoundError:
+                continue  # rotated or removed while the list was read
+            stat = os.fstat(f.fileno())
+            if (stat.st_dev, stat.st_ino) in seen or (
+                    since is not None
+                    and stat.st_mtime < since - MTIME_SLACK_S):
+                f.close()
+                continue
+            seen.add((stat.st_dev, stat.st_ino))
+            opened.append(f)
+    except BaseException:
+        for f in opened:
+            f.close()
+        raise
+    return opened
 
 
 def _scan(f: IO[bytes], number: int, header: dict[str, Any],

@@ -148,6 +148,15 @@ def test_a_rotation_after_the_scan_moves_nothing(tmp_path):
     assert hosts == ["cn1", "cn2"]
 
 
+def test_a_file_under_two_names_is_read_once(tmp_path):
+    # As a rotation between two opens would show it: the current file
+    # renamed to the first backup's name after that name was opened.
+    current = tmp_path / "decisions.9.jsonl"
+    current.write_bytes(_header("a", 9) + _line(record(T0)))
+    os.link(current, tmp_path / "decisions.9.jsonl.1")
+    assert _listed(tmp_path) == [(T0, 9, "a")]
+
+
 def test_no_directory_is_said_plainly(tmp_path):
     with pytest.raises(decision_log.LogReadError,
                        match="no decision log at"):
