@@ -24,7 +24,6 @@ import argparse
 import json
 import os
 import pathlib
-import selectors
 import shutil
 import subprocess
 import sys
@@ -102,34 +101,24 @@ def write_log(directory, records, total=None):
 
 
 def measured(argv):
-    """Run ``argv`` (reaped here, for its own rusage)."""
-    start = time.perf_counter()
-    child = subprocess.Popen(argv, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE)
-    out = bytearray()
-    err = bytearray()
-    # Read both pipes to the end before reaping, as communicate()
-    # would, without letting it wait for the child.
-    sel = selectors.DefaultSelector()
-    sel.register(child.stdout, selectors.EVENT_READ, out)
-    sel.register(child.stderr, selectors.EVENT_READ, err)
-    while sel.get_map():
-        for key, _ in sel.select():
-            chunk = os.read(key.fd, 1 << 20)
-            if chunk:
-                key.data.extend(chunk)
-            else:
-                sel.unregister(key.fileobj)
-    _, status, usage = os.wait4(child.pid, 0)
-    child.returncode = os.waitstatus_to_exitcode(status)
-    wall = time.perf_counter() - start
-    if child.returncode != 0:
-        raise SystemExit(f"{' '.join(argv)}: exit {child.returncode}: "
-                         f"{err.decode().strip()}")
+    """Run ``argv`` and reap it here, for its own rusage; its output
+    goes to files, so no pipe needs reading while it runs."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        child = subprocess.Popen(argv, stdout=out, stderr=err)
+        _, status, usage = os.wait4(child.pid, 0)
+        wall = time.perf_counter() - start
+        child.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        if child.returncode != 0:
+            raise SystemExit(f"{' '.join(argv)}: exit {child.returncode}: "
+                             f"{err.read().decode().strip()}")
+        lines = sum(1 for _ in out)
     return {"wall_s": round(wall, 2),
             "cpu_s": round(usage.ru_utime + usage.ru_stime, 2),
             "peak_rss_mb": round(usage.ru_maxrss / 1024),
-            "lines": len(bytes(out).splitlines())}
+            "lines": lines}
 
 
 def main(args=None):

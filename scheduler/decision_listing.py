@@ -35,7 +35,6 @@ import orjson
 from scheduler import decision_log
 
 _TIME = b'{"time":'
-_HEADER = b'{"decision_log"'
 # Leeway for a file's modification time against ``since``: a log on a
 # file system whose clock is not the writers' (NFS).
 MTIME_SLACK_S = 300.0
@@ -43,23 +42,22 @@ MTIME_SLACK_S = 300.0
 
 class Selection(contextlib.AbstractContextManager):
     """Records of a directory's decision log, oldest first, each read
-    when iterated; a context manager (the files it holds open)."""
+    when iterated; a context manager (the files it holds open).
+    ``files``: (open file, its header) by file number; ``entries``:
+    (time, file number, offset) of each record, in the order to be
+    shown."""
 
-    def __init__(self) -> None:
-        self._files: list[tuple[IO[bytes], dict[str, Any]]] = []
-        # (time, file number, offset), in the order to be shown.
+    def __init__(self, files: list[tuple[IO[bytes], dict[str, Any]]]
+                 ) -> None:
+        self._files = files
         self.entries: list[tuple[float, int, int]] = []
-
-    def __len__(self) -> int:
-        return len(self.entries)
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         for _, number, offset in self.entries:
             f, header = self._files[number]
             f.seek(offset)
-            try:
-                found = decision_log.decode(f.readline())
-            except orjson.JSONDecodeError:
+            found = _decoded(f.readline())
+            if found is None:
                 continue  # damaged after its time: passed over
             found["scheduler"] = header.get("scheduler")
             found["pid"] = header.get("pid")
@@ -83,25 +81,20 @@ def select(directory: str, since: float | None = None,
     keeps (a test on the decoded record); the newest ``limit`` (0:
     all), oldest first. Raises decision_log.LogReadError when there is
     no log directory."""
-    if not os.path.isdir(directory):
-        raise decision_log.LogReadError(
-            f"no decision log at {directory} (see [decision_log] "
-            "directory)")
-    selection = Selection()
+    decision_log.check_directory(directory)
+    # Every file opened before any is read: a writer that rotates
+    # meanwhile (renaming each to the next backup's name) then moves no
+    # records out of reach, and a file met under two names is read once.
+    files: list[tuple[IO[bytes], dict[str, Any]]] = [
+        (f, {}) for f in _open(decision_log.files(directory), since)]
+    selection = Selection(files)
     try:
-        # Every file opened before any is read: a writer that rotates
-        # meanwhile (renaming each to the next backup's name) then
-        # moves no records out of reach, and a file met under two names
-        # is read once.
-        opened = _open(decision_log.files(directory), since)
-        selection._files = [(f, {}) for f in opened]
-        for number, (f, header) in enumerate(selection._files):
-            before = len(selection.entries)
-            _scan(f, number, header, selection.entries, since, needles,
-                  keep)
-            if len(selection.entries) == before:
-                f.close()  # nothing of it to load: keep no descriptor
         entries = selection.entries
+        for number, (f, header) in enumerate(files):
+            before = len(entries)
+            _scan(f, number, header, entries, since, needles, keep)
+            if len(entries) == before:
+                f.close()  # nothing of it to load: keep no descriptor
         entries.sort()
         if limit and len(entries) > limit:
             del entries[:len(entries) - limit]
@@ -145,7 +138,7 @@ def _scan(f: IO[bytes], number: int, header: dict[str, Any],
     offset = 0
     for line in f:
         at, offset = offset, offset + len(line)
-        if line.startswith(_HEADER):
+        if line.startswith(decision_log.HEADER_START):
             with contextlib.suppress(orjson.JSONDecodeError):
                 header.clear()
                 header.update(orjson.loads(line))
@@ -157,22 +150,26 @@ def _scan(f: IO[bytes], number: int, header: dict[str, Any],
         found = None
         when = _time(line)
         if when is None:
-            try:
-                found = decision_log.decode(line)
-            except orjson.JSONDecodeError:
+            found = _decoded(line)
+            if found is None:
                 continue
             when = found.get("time") or 0.0
         if since is not None and when < since:
             continue
         if keep is not None:
             if found is None:
-                try:
-                    found = decision_log.decode(line)
-                except orjson.JSONDecodeError:
-                    continue
-            if not keep(found):
+                found = _decoded(line)
+            if found is None or not keep(found):
                 continue
         entries.append((when, number, at))
+
+
+def _decoded(line: bytes) -> dict[str, Any] | None:
+    """The record of ``line``, or None when it is not one."""
+    try:
+        return decision_log.decode(line)
+    except orjson.JSONDecodeError:
+        return None
 
 
 def _time(line: bytes) -> float | None:

@@ -75,6 +75,8 @@ GROUP = scheduler_conf.DECISION_LOG_GROUP
 # decisions.<pid>.jsonl and its backups, decisions.<pid>.jsonl.<n>
 _FILE = re.compile(r"^decisions\.(\d+)\.jsonl(?:\.(\d+))?$")
 _OPTIONS = orjson.OPT_APPEND_NEWLINE | orjson.OPT_SERIALIZE_NUMPY
+# How a file's header line (not a record) begins.
+HEADER_START = b'{"decision_log"'
 
 
 class Capture:
@@ -488,6 +490,13 @@ def files(directory: str) -> list[str]:
     return [path for _, _, path in sorted(found)]
 
 
+def check_directory(directory: str) -> None:
+    """Raises LogReadError when ``directory`` is not there to read."""
+    if not os.path.isdir(directory):
+        raise LogReadError(f"no decision log at {directory} (see "
+                           "[decision_log] directory)")
+
+
 def read(directory: str, needle: str | None = None
          ) -> Iterator[dict[str, Any]]:
     """Every record in ``directory``'s decision files (a file's order;
@@ -495,9 +504,7 @@ def read(directory: str, needle: str | None = None
     file's header. ``needle``: only the lines that contain it (the
     cheap way to find an instance's records in a large log). A line cut
     short (a crash while it was written) is passed over."""
-    if not os.path.isdir(directory):
-        raise LogReadError(f"no decision log at {directory} (see "
-                           "[decision_log] directory)")
+    check_directory(directory)
     raw = needle.encode() if needle else None
     for path in files(directory):
         header: dict[str, Any] = {}
@@ -505,7 +512,7 @@ def read(directory: str, needle: str | None = None
             with open(path, "rb") as f:
                 for line in f:
                     if raw is not None and raw not in line \
-                            and not line.startswith(b'{"decision_log"'):
+                            and not line.startswith(HEADER_START):
                         continue
                     try:
                         found = decode(line)
