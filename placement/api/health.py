@@ -12,10 +12,12 @@ database cannot be reached, or holds no current gantt schema, answers
 import logging
 import threading
 
+from oslo_context import context as context_mod
 from oslo_middleware import healthcheck
 from oslo_middleware.healthcheck import opts as healthcheck_opts
 from oslo_middleware.healthcheck import pluginbase
 
+from placement.api import middleware
 from placement.db import engine as engine_mod
 from placement.db import retry, schema_state
 
@@ -48,6 +50,11 @@ class _Route:
 
     def __call__(self, environ, start_response):
         if environ.get("PATH_INFO") == PATH:
+            # A context of its own: oslo.log writes the thread's into
+            # the check's warnings, which otherwise names the request
+            # (and user) this thread served before.
+            context_mod.RequestContext(
+                request_id=middleware.new_request_id(), overwrite=True)
             return self.check(environ, start_response)
         return self.application(environ, start_response)
 

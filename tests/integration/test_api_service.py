@@ -168,6 +168,31 @@ def test_healthcheck_follows_the_database_schema(tmp_path, sqlite_config):
         api.stop()
 
 
+def test_healthcheck_warning_names_no_earlier_request(tmp_path,
+                                                     sqlite_config):
+    db, text = sqlite_config
+    api = Api(tmp_path, text)  # one thread: the check follows on it
+    try:
+        status, headers, _ = api.request(
+            "/resource_providers", headers={"x-auth-token": "admin"})
+        assert status == 200
+        earlier = headers["x-openstack-request-id"]
+        # The database file stops being one: the check fails and says
+        # why in the log.
+        with open(db, "r+b") as f:
+            f.write(b"not a database" * 8)
+        assert api.request("/healthcheck")[0] == 503
+        api.wait_for("healthcheck: the database cannot be used")
+        [line] = [line for line in api.text().splitlines()
+                  if "healthcheck: the database cannot be used" in line]
+        assert earlier in api.text()  # the earlier request's access line
+        assert earlier not in line
+        assert "admin" not in line
+        assert re.search(rf"\[None {ID} - - - - - -\]", line), line
+    finally:
+        api.stop()
+
+
 def _samples(body, name):
     """{labels text: value} of metric ``name`` in an exposition."""
     out = {}
