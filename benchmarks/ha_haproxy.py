@@ -97,6 +97,9 @@ class HAProxy:
                 external-check
                 insecure-fork-wanted
                 stats socket {self.stats_socket} mode 600 level admin
+                # To haproxy.log (stdout under -db); only the API's
+                # requests that ended abnormally are logged (below).
+                log stdout format raw local0
             defaults
                 mode tcp
                 timeout connect 2s
@@ -109,6 +112,9 @@ class HAProxy:
             listen placement_api
                 bind {gw}:{API_PORT}
                 mode http
+                log global
+                option httplog
+                option dontlog-normal
                 timeout client 120s
                 timeout server 120s
                 balance roundrobin
@@ -187,6 +193,23 @@ class HAProxy:
                     "FRONTEND", "BACKEND"):
                 states[fields[1]] = fields[17]
         return states
+
+    def failed_requests(self, limit=20):
+        """The API requests HAProxy answered with a 5xx (its own, such
+        as a 502 for a server that closed without answering, or a
+        server's), as it logged them: the first ``limit`` lines."""
+        found = []
+        try:
+            text = (self.root / "haproxy.log").read_text(errors="replace")
+        except OSError:
+            return found
+        for line in text.splitlines():
+            # client [date] frontend backend/server times status ...
+            fields = line.split()
+            if (len(fields) > 5 and fields[2] == "placement_api"
+                    and fields[5].startswith("5")):
+                found.append(line)
+        return found[:limit]
 
     def stop(self):
         if self.proc is not None and self.proc.poll() is None:

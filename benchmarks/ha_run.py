@@ -578,11 +578,25 @@ class Run:
                 {"kind": c["kind"], "failure": c["failure"],
                  "at_s": round(c["started"] - self.began, 1)}
                 for c in failed if not overlaps(c)],
+            # How HAProxy saw those it answered with a 5xx (its
+            # termination flags say which side ended the request).
+            "proxy_5xx": self.haproxy.failed_requests(),
+            # What each API's gunicorn said on its own (a worker
+            # timed out or died, a socket error): its last lines.
+            "api_server_output": self._server_output(),
             "longest_call_s": round(max(
                 (c["ended"] - c["started"] for c in calls), default=0.0), 2),
             "faults": faults,
             "invariants": self.invariants(load),
         }
+
+    def _server_output(self, lines=10):
+        out = {}
+        for host in CONTROLLERS:
+            text = _tail(self.root / f"{host}-api.out", 4000)
+            if text.strip():
+                out[host] = text.strip().splitlines()[-lines:]
+        return out
 
     def close(self):
         self._stop_sampling.set()
