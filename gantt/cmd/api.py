@@ -32,7 +32,9 @@ page (:class:`JsonErrorWorker`; ``gunicorn -k
 gantt.cmd.api.JsonErrorWorker placement.api.wsgi:application`` does
 the same). What gunicorn answers with no response at all (a client that
 goes away, a connection that sends nothing before the timeout) stays
-unanswered, and an HTTP/2 connection's errors are gunicorn's own.
+unanswered, and an HTTP/2 connection's errors are gunicorn's own. A
+connection an answer closes is waited on (for the client to close too)
+in the request's thread, never in the worker's main loop.
 """
 
 import errno
@@ -187,11 +189,54 @@ def _refusal_detail(exc, status, req):
     return errors.clip(str(exc))
 
 
+# How long a closing connection waits for its client to close too (what
+# gunicorn's own graceful close waits), and how much it reads meanwhile.
+CLOSE_LINGER = 2.0
+_CLOSE_DRAIN = 65536
+
+
+def _linger(sock):
+    """Close the writing side and read what the client still sends until
+    it closes (RFC 9112 9.6: closing with its bytes unread would reset
+    the connection, and the client could lose the answer), for at most
+    CLOSE_LINGER; then shut the reading side, so that the close gunicorn
+    makes next has nothing left to wait for."""
+    try:
+        sock.shutdown(socket.SHUT_WR)
+        sock.settimeout(CLOSE_LINGER)
+        drained = 0
+        while drained < _CLOSE_DRAIN:
+            data = sock.recv(4096)
+            if not data:
+                break
+            drained += len(data)
+    except OSError:
+        pass  # gone already, or the wait is over
+    try:
+        sock.shutdown(socket.SHUT_RD)
+    except OSError:
+        pass
+
+
 class JsonErrorWorker(gthread.ThreadWorker):
-    """gunicorn's threaded worker, except that a request gunicorn refuses
-    itself gets the API's JSON error body instead of an HTML page.
-    gunicorn still chooses the status and logs the request; only what is
-    sent differs."""
+    """gunicorn's threaded worker, except that:
+
+    - a request gunicorn refuses itself gets the API's JSON error body
+      instead of an HTML page. gunicorn still chooses the status and logs
+      the request; only what is sent differs;
+    - a connection the answer closes waits for its client to close in the
+      request's thread, not in the worker's main loop: gunicorn 27 waits
+      there (up to 2 s a connection) on every such close, so that a
+      client which keeps its socket open after a ``Connection: close``
+      answer held back every other connection of the worker."""
+
+    def handle(self, conn):
+        keep = super().handle(conn)
+        # False: the connection closes (True keeps it alive; gunicorn 27
+        # also returns a marker for a connection it waits on).
+        if keep is False:
+            _linger(conn.sock)
+        return keep
 
     def handle_error(self, req, client, addr, exc):
         captured = _Captured()

@@ -8,6 +8,7 @@ import json
 import os
 import re
 import signal
+import socket
 import sqlite3
 import subprocess
 import time
@@ -26,14 +27,15 @@ ID = r"req-[0-9a-f-]{36}"
 class Api:
     """A running gantt-placement-api; its log is ``self.log_path``."""
 
-    def __init__(self, tmp, config_text, workers=1):
+    def __init__(self, tmp, config_text, workers=1, threads=1):
         self.tmp = tmp
         self.port = _free_port()
         self.config = tmp / "gantt.conf"
         self.log_path = tmp / "api.log"
         self.config.write_text(
             config_text + f"\n[api]\nbind_host = 127.0.0.1\n"
-            f"bind_port = {self.port}\nworkers = {workers}\nthreads = 1\n")
+            f"bind_port = {self.port}\nworkers = {workers}\n"
+            f"threads = {threads}\n")
         self.output = open(tmp / "stdout.log", "w")
         self.proc = subprocess.Popen(
             [str(BIN / "gantt-placement-api"), "--config-file",
@@ -190,6 +192,38 @@ def test_healthcheck_warning_names_no_earlier_request(tmp_path,
         assert "admin" not in line
         assert re.search(rf"\[None {ID} - - - - - -\]", line), line
     finally:
+        api.stop()
+
+
+def test_a_client_that_keeps_its_socket_holds_back_no_other(
+        tmp_path, sqlite_config):
+    _db, text = sqlite_config
+    api = Api(tmp_path, text, threads=4)
+    held = []
+    try:
+        # Clients that ask for a close, read their answer and keep the
+        # socket open (a slow or careless client).
+        for _ in range(3):
+            sock = socket.create_connection(("127.0.0.1", api.port))
+            held.append(sock)
+            sock.sendall(b"GET /healthcheck HTTP/1.1\r\nHost: gantt\r\n"
+                         b"Connection: close\r\n\r\n")
+            answer = b""
+            sock.settimeout(10)
+            while chunk := sock.recv(65536):
+                answer += chunk
+            # The whole answer, then the server's end of the connection.
+            assert answer.startswith(b"HTTP/1.1 200 ")
+            assert answer.endswith(b"database OK")
+        # Another client is answered while they hold theirs: before,
+        # the worker waited up to 2 s for each of them to close first.
+        req = urllib.request.Request(
+            f"http://127.0.0.1:{api.port}/healthcheck")
+        with urllib.request.urlopen(req, timeout=1.5) as answer:
+            assert answer.status == 200
+    finally:
+        for sock in held:
+            sock.close()
         api.stop()
 
 
