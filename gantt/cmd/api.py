@@ -45,6 +45,7 @@ import socket
 import sys
 import tempfile
 import threading
+import time
 
 from gunicorn import arbiter as gunicorn_arbiter
 from gunicorn import errors as gunicorn_master_errors
@@ -200,12 +201,19 @@ def _linger(sock):
     it closes (RFC 9112 9.6: closing with its bytes unread would reset
     the connection, and the client could lose the answer), for at most
     CLOSE_LINGER; then shut the reading side, so that the close gunicorn
-    makes next has nothing left to wait for."""
+    makes next has nothing left to wait for. gunicorn's
+    util.close_graceful does the same and closes the socket too, which
+    its main loop does itself afterwards."""
+    deadline = time.monotonic() + CLOSE_LINGER
     try:
         sock.shutdown(socket.SHUT_WR)
-        sock.settimeout(CLOSE_LINGER)
         drained = 0
         while drained < _CLOSE_DRAIN:
+            # One wait for the whole linger, however the client dribbles.
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            sock.settimeout(left)
             data = sock.recv(4096)
             if not data:
                 break
