@@ -86,7 +86,8 @@ def best_first(rows, weights, at_least, ties=True, keep=False):
     if not keep:
         return _sorted(rows[first], weights[first], False,
                        rows[rest], weights[rest])
-    at = np.flatnonzero(first)
+    # The array's own method: np.flatnonzero wraps it in two dispatches.
+    at = first.nonzero()[0]
     return _sorted(rows.take(at), weights.take(at), True, rows[rest],
                    weights[rest], at)
 

@@ -335,6 +335,31 @@ def test_shares_with_per_host_multipliers_add_up(five):
     assert shares[1]["RAMWeigher"] == -2.5
 
 
+def test_kept_weighing_names_and_shares_are_the_explanations(five):
+    # The weighers a record lists are named as explain names them, and
+    # their shares are explain's weighted values; one that weighed
+    # every row 0 is not listed.
+    registry = framework.Registry.discover()
+    chain = registry.weigher_chain(five.conf)
+    rows = five.rows("n0", "n2", "n3", "n4")
+    request = five.request(spec())
+    _, explained, _ = chain.weigh(request, rows, explain=True)
+    total, _, weighing = chain.weigh(request, rows, keep=True)
+    columns = weighing.columns([3, 0, 2])
+    assert columns["names"]
+    assert set(columns["names"]) < set(explained)
+    for name, found in explained.items():
+        if found["weighted"].any():
+            assert name in columns["names"]
+    assert "BuildFailureWeigher" not in columns["names"]
+    for k, share in zip([3, 0, 2], decision_log.shares(columns),
+                        strict=True):
+        assert share == {name: found["weighted"][k]
+                         for name, found in explained.items()
+                         if found["weighted"][k]}
+        assert math.fsum(share.values()) == pytest.approx(total[k])
+
+
 def test_a_record_is_one_json_line(five, make, tmp_path):
     s = make()
     s.decisions = decision_log.DecisionLog(tmp_path)
