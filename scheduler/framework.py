@@ -303,8 +303,8 @@ class WeigherChain:
         """See :func:`weigh`; also, with ``keep``, the :class:`Weighing`
         that gives any row's share of each weigher afterwards (None
         without, or when there was at most one row to weigh)."""
-        return _weigh(request, rows, self.weighers, explain, keep,
-                      self.names)
+        return _weigh(request, rows, self.weighers, explain,
+                      self.names if keep else None)
 
 
 @dataclasses.dataclass(eq=False)
@@ -382,10 +382,10 @@ def weigh(request: weighers_base.Request, candidates: npt.ArrayLike,
 
 def _weigh(request: weighers_base.Request, candidates: npt.ArrayLike,
            weighers: Sequence[weighers_base.BaseWeigher],
-           explain: bool = False, keep: bool = False,
-           names: Sequence[str] | None = None
+           explain: bool = False, keep: Sequence[str] | None = None
            ) -> tuple[Floats, WeighExplanation | None, Weighing | None]:
-    # ``names``: the weighers' (weigher_names), for what ``keep`` keeps.
+    # ``keep``: the weighers' names (weigher_names) to keep a Weighing
+    # under; None: keep none.
     rows = np.asarray(candidates, np.int64)
     count = len(rows)
     total = np.zeros(count)
@@ -416,10 +416,8 @@ def _weigh(request: weighers_base.Request, candidates: npt.ArrayLike,
         weighers_base.bound(kept[k], weigher.minval, weigher.maxval)
     lows, highs = kept.min(axis=1).tolist(), kept.max(axis=1).tolist()
     scratch = np.empty(count)
-    weighing = Weighing(kept) if keep else None
-    if keep and names is None:
-        names = weigher_names(weighers)
-    named: Sequence[str] = names or ()
+    weighing = None if keep is None else Weighing(kept)
+    named: Sequence[str] = keep or ()
     for k, weigher in enumerate(used):
         low = lows[k] if weigher.minval is None else float(weigher.minval)
         high = highs[k] if weigher.maxval is None else float(weigher.maxval)

@@ -34,8 +34,8 @@ class Waiting:
     # Set when the request is answered or its thread is to lead; made
     # only for a request that waits (one that leads at once, the usual
     # case without load, needs none: an Event costs a Condition, whose
-    # making raises and catches three AttributeErrors, about 1 % of an
-    # embedded decision's instructions).
+    # making raises and catches three AttributeErrors: 21,000
+    # instructions, 0.6 % of an embedded decision's).
     woken: threading.Event | None = None
 
     def result(self) -> Any:
