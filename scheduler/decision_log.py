@@ -25,7 +25,9 @@ A record, as :func:`decode` reads it back, holds:
 - ``claims``: ``attempts`` and ``conflicts`` ({host, reason}: a claim
   refused, or a pick that could not stand; host None: the request's
   picks claimed as a whole);
-- ``spec``: the request spec, as gantt's JSON form reads it back.
+- ``spec``: the request spec in gantt's JSON form, as the caller gave
+  it (request_spec.RequestSpec.as_given: fields left out take their
+  defaults), or whole when gantt changed it.
 
 Cheap by design (it never asks for explain's reasons, a call per
 removed host): the filter runs keep a few removed rows, the weighers'
@@ -323,7 +325,7 @@ def record(state: Any, table: Any, error: errors.SchedulerError | None,
         "conflicts": [{"host": None if row is None else hosts[row],
                        "reason": reason}
                       for row, reason in state.conflicts]}
-    found["spec"] = state.spec
+    found["spec"] = state.spec.as_given()
     return found
 
 

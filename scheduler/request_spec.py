@@ -369,7 +369,7 @@ class RequestSpec:
         if error is not None:
             raise errors.InvalidRequestSpec(error)
         _check_meaning(data)
-        return cls(
+        spec = cls(
             flavor=Flavor(**data["flavor"]),
             image=Image(**data.get("image", {})),
             instance_uuid=data.get("instance_uuid"),
@@ -395,6 +395,20 @@ class RequestSpec:
             request_level_params=_request_level(
                 data.get("request_level_params", {})),
             is_bfv=data.get("is_bfv", False))
+        # Kept by reference, as its nested dicts (extra_specs, image
+        # properties) already are; not a field, so not compared, copied
+        # by dataclasses.replace or written by orjson.
+        object.__setattr__(spec, "_given", data)
+        return spec
+
+    def as_given(self):
+        """The JSON form this spec was read from (from_dict) as its
+        caller gave it, fields left out that take their defaults
+        (from_dict reads it back as an equal spec); the spec itself
+        when it was built or changed otherwise. What the decision log
+        writes: a third of the bytes of the whole form for a plain
+        request."""
+        return self.__dict__.get("_given", self)
 
     def to_dict(self):
         """The JSON form: from_dict(to_dict()) gives an equal spec."""

@@ -79,7 +79,9 @@ def test_a_placed_request_says_where_the_hosts_went(five, make):
         [(a.nodename, rank) for a, rank in zip(alternates, (2, 3),
                                                strict=True)]
     assert record["claims"] == {"attempts": 1, "conflicts": []}
-    # The spec as gantt reads it back: a replay decides the same request.
+    # The spec as the caller gave it, the fields left out that take
+    # their defaults; a replay reads it back as the same request.
+    assert record["spec"] == spec()
     assert request_spec.RequestSpec.from_dict(record["spec"]) == \
         request_spec.RequestSpec.from_dict(spec())
 

@@ -2,6 +2,7 @@
 error naming the field for every kind of bad input."""
 
 import copy
+import dataclasses
 
 import hypothesis
 import pytest
@@ -95,6 +96,30 @@ def test_round_trip(data):
     spec = rs.RequestSpec.from_dict(data)
     again = rs.RequestSpec.from_dict(spec.to_dict())
     assert again == spec
+
+
+@pytest.mark.parametrize("data", [MINIMAL, FULL], ids=["minimal", "full"])
+def test_as_given_is_the_form_read_and_reads_back_equal(data):
+    spec = rs.RequestSpec.from_dict(data)
+    assert spec.as_given() is data
+    assert rs.RequestSpec.from_dict(spec.as_given()) == spec
+    # Not a field: the whole form and equality leave it out.
+    assert "_given" not in spec.to_dict()
+    assert spec == rs.RequestSpec(**{
+        f: getattr(spec, f) for f in spec.__dataclass_fields__})
+
+
+def test_a_changed_or_built_spec_is_given_as_itself():
+    spec = rs.RequestSpec.from_dict(FULL)
+    changed = dataclasses.replace(spec, num_instances=1)
+    assert changed.as_given() is changed
+    # Dropping Nova's internal hints changes the spec: the form read
+    # (which has one) is not given for it.
+    stripped = spec.without_internal_hints()
+    assert stripped is not spec and stripped.as_given() is stripped
+    built = rs.RequestSpec(flavor=rs.Flavor(vcpus=1, memory_mb=1,
+                                            root_gb=0))
+    assert built.as_given() is built
 
 
 def _with(path, value):
