@@ -2,7 +2,7 @@
 decoding the whole log.
 
 A process's log at its default bounds ([decision_log] max_bytes 64 MB,
-backup_count 8) holds about 340,000 records, and a host runs a process
+backup_count 8) holds about 470,000 records, and a host runs a process
 a worker: decoding them all to list a few took minutes of CPU and
 gigabytes of memory. Here a record is decoded only when it may be
 shown:
