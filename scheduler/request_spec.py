@@ -406,8 +406,8 @@ class RequestSpec:
         caller gave it, fields left out that take their defaults
         (from_dict reads it back as an equal spec); the spec itself
         when it was built or changed otherwise. What the decision log
-        writes: a third of the bytes of the whole form for a plain
-        request."""
+        writes: for a plain request, about a sixth of the whole form's
+        bytes (109 against 623)."""
         return self.__dict__.get("_given", self)
 
     def to_dict(self):
