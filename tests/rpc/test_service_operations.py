@@ -249,8 +249,16 @@ def test_sighup_reloads_and_metrics_cover_every_worker(tmp_path,
                                   what="a Guru Meditation report")
         [path] = report
         assert path.name.startswith("gantt-scheduler_gurumeditation_")
-        text = path.read_text()
-        assert "Threads" in text and "Configuration" in text
+
+        def written():
+            # The file appears before the worker has written it through;
+            # Configuration is the last section.
+            text = path.read_text()
+            return text if "Configuration" in text else ""
+
+        text = helpers.wait_for(written, timeout=10.0,
+                                what="the report written through")
+        assert "Threads" in text
         assert "gantt-scheduler" in text or "gantt" in text
         assert service.select()[0]
         assert service.terminate() == 0
