@@ -107,11 +107,8 @@ USAGE_ERRORS = (NodesFileError, ReshapeError)
 FAILURES = (ReportError,)
 
 
-def add_parser(subparsers: Any) -> None:
-    compute = subparsers.add_parser(
-        "compute", help="compute nodes' provider trees")
-    actions = compute.add_subparsers(dest="action")
-    actions.required = True
+def add_actions(actions: Any) -> None:
+    """gantt-manage compute's actions: reshape."""
     reshape = actions.add_parser(
         "reshape", help="move inventories and allocations to the trees "
                         "of a nodes file (offline, or --rolling)")

@@ -157,12 +157,31 @@ def classify(exc, usage=(), failures=(), hint=""):
                      f"{hint}")
 
 
+def loaded(names):
+    """The exception classes ``names`` give ("module:Class", or
+    "module:NAME" of a tuple of them) of the modules imported by now. An
+    exception of a class whose module was never imported cannot have
+    been raised: so a command can name the errors of every module it
+    may run without importing them all to say so."""
+    found = []
+    for name in names:
+        module_name, attribute = name.split(":")
+        module = sys.modules.get(module_name)
+        if module is None:
+            continue
+        value = getattr(module, attribute)
+        found.extend(value if isinstance(value, tuple) else (value,))
+    return tuple(found)
+
+
 def run(prog, body, debug=False, usage=(), failures=()):
     """``body()``'s exit status (None: 0); an exception it raises becomes
     one line and a status: those in ``usage`` 2, those in ``failures``
     1, the database's as database_problem() says, any other 1 with its
-    type named; standard output's reader gone, 141 and no line."""
-    usage = (*usage, conf_mod.StatePathError)
+    type named; standard output's reader gone, 141 and no line.
+    ``usage`` and ``failures``: tuples of exception classes, or
+    functions that return them (called only for an exception, as with
+    loaded())."""
     try:
         code = body() or 0
         sys.stdout.flush()
@@ -173,7 +192,13 @@ def run(prog, body, debug=False, usage=(), failures=()):
     except Exception as exc:  # noqa: BLE001 - the one place that ends it
         if isinstance(exc, BrokenPipeError) and _stdout_closed():
             return CLOSED_OUTPUT
-        return _ended(prog, exc, debug, usage, failures)
+        return _ended(prog, exc, debug,
+                      (*_classes(usage), conf_mod.StatePathError),
+                      _classes(failures))
+
+
+def _classes(given):
+    return given() if callable(given) else given
 
 
 def _ended(prog, exc, debug, usage, failures):

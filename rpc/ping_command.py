@@ -57,11 +57,8 @@ def seconds(text):
     return value
 
 
-def add_parser(subparsers):
-    scheduler = subparsers.add_parser(
-        "scheduler", help="a running gantt-scheduler")
-    actions = scheduler.add_subparsers(dest="action")
-    actions.required = True
+def add_actions(actions):
+    """gantt-manage scheduler's actions: ping."""
     ping = actions.add_parser(
         "ping", help="ask one gantt-scheduler on the configured transport "
                      "who it is; exit status 1 when none answers within "

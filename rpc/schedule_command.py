@@ -37,6 +37,13 @@ class UsageError(errors.SchedulerError):
 USAGE_ERRORS = (UsageError,)
 
 
+def add_arguments(parser):
+    """gantt-manage schedule's arguments: the spec and how to decide it
+    here (scheduler.cli), and --rpc with its options."""
+    scheduler_cli.add_arguments(parser)
+    add_options(parser)
+
+
 def add_options(parser):
     """``schedule``'s --rpc and the options that go with it."""
     parser.add_argument("--rpc", action="store_true",

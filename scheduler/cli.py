@@ -23,10 +23,8 @@ class SpecFileError(errors.SchedulerError):
     """The spec file cannot be read or parsed."""
 
 
-def add_parser(subparsers):
-    parser = subparsers.add_parser(
-        "schedule", help="pick hosts for a request spec (JSON), with "
-                         "alternates; --explain says why")
+def add_arguments(parser):
+    """The arguments of gantt-manage schedule's parser."""
     parser.add_argument("spec", help="request spec file (JSON), - for stdin")
     parser.add_argument("--claim", action="store_true",
                         help="claim the picks in placement for new "
@@ -37,7 +35,6 @@ def add_parser(subparsers):
     parser.add_argument("--format", choices=["table", "json"],
                         default="table")
     parser.set_defaults(run=run)
-    return parser
 
 
 def _read(path):

@@ -43,12 +43,8 @@ _AGE = re.compile(r"^(\d+(?:\.\d+)?)([smhd])$")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
-def add_parser(subparsers: Any) -> None:
-    decisions = subparsers.add_parser(
-        "decisions", help="what gantt-scheduler decided and why (the "
-                          "decision log)")
-    actions = decisions.add_subparsers(dest="action")
-    actions.required = True
+def add_actions(actions: Any) -> None:
+    """gantt-manage decisions' actions: show and list."""
     show = actions.add_parser(
         "show", help="the decisions logged about an instance: why its "
                      "host, why not the others")

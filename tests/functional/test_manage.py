@@ -1,5 +1,6 @@
 """gantt-manage: the commands and their exit codes."""
 
+import importlib
 import json
 import pathlib
 import subprocess
@@ -8,7 +9,10 @@ import sys
 import pytest
 
 from gantt.cmd import manage
+from placement import command_errors
 from placement.db import migration
+from scheduler import decisions_command
+from scheduler import errors as scheduler_errors
 
 REPO = pathlib.Path(__file__).parents[2]
 EXAMPLE = REPO / "etc/examples/cluster.yaml"
@@ -68,6 +72,81 @@ def test_console_script_runs(config):
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert "database at revision" in result.stdout
+
+
+# What only other commands need: a command that imports them starts a
+# second slower (gantt.cmd.manage.COMMANDS).
+_OTHERS = ("sqlalchemy", "alembic", "oslo_messaging", "cloudfile.loader",
+           "placement.adopt.verify", "compute.reshape_command",
+           "scheduler.manager")
+_IMPORTED = """
+import sys
+from gantt.cmd import manage
+try:
+    code = manage.main(sys.argv[1:])
+except SystemExit as exc:  # --help
+    code = exc.code
+print(sorted(name for name in {others!r} if name in sys.modules))
+sys.exit(code)
+"""
+
+
+@pytest.mark.parametrize("argv, status", [
+    (["--help"], 0),
+    (["decisions", "list", "--dir", "{tmp}"], 0),
+    (["decisions", "show", "not-a-uuid", "--dir", "{tmp}"], 2),
+    (["scheduler", "ping", "--help"], 0),
+])
+def test_a_command_imports_only_what_it_runs(config, tmp_path, argv,
+                                             status):
+    """The help, decisions and ping do not load the database layer or
+    the other commands' modules; a usage error of theirs is still one
+    line and status 2."""
+    argv = [a.replace("{tmp}", str(tmp_path)) for a in argv]
+    result = subprocess.run(
+        [sys.executable, "-c", _IMPORTED.format(others=_OTHERS), *config,
+         *argv], capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert result.returncode == status, result.stderr
+    assert result.stdout.strip().splitlines()[-1] == "[]"
+    if status == 2:
+        assert result.stderr.count("\n") == 1
+        assert "is not an instance uuid" in result.stderr
+
+
+def test_every_error_named_is_a_class_of_its_module():
+    """What manage names as usage errors and failures, read as
+    command_errors.loaded() reads them once every module is imported."""
+    for names in (manage.USAGE_ERRORS, manage.FAILURES):
+        for name in names:
+            importlib.import_module(name.split(":")[0])
+        classes = command_errors.loaded(names)
+        assert len(classes) >= len(names)
+        assert all(issubclass(c, Exception) for c in classes)
+    usage = command_errors.loaded(manage.USAGE_ERRORS)
+    assert decisions_command.DecisionsUsageError in usage
+    assert scheduler_errors.SchedulerError in command_errors.loaded(
+        manage.FAILURES)
+
+
+def test_loaded_leaves_out_modules_never_imported():
+    assert command_errors.loaded(
+        ["gantt_module_never_imported:Error",
+         "scheduler.decisions_command:DecisionsUsageError"]) == (
+        decisions_command.DecisionsUsageError,)
+
+
+def test_every_command_fills_in_its_parser(config):
+    """Each command's --help, its parser filled in: exit 0, its actions
+    or arguments listed."""
+    for name in manage.COMMANDS:
+        result = subprocess.run(
+            [sys.executable, "-m", "gantt.cmd.manage", *config, name,
+             "--help"], capture_output=True, text=True, timeout=120,
+            cwd=REPO)
+        assert result.returncode == 0, (name, result.stderr)
+        assert f"usage: gantt-manage {name} [-h]" in result.stdout
+        # Filled in: more than the help option alone.
+        assert result.stdout.count("\n  ") > 2, (name, result.stdout)
 
 
 def _schedule(config, tmp_path, spec, *extra):
