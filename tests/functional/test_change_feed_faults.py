@@ -187,11 +187,13 @@ def test_a_slow_redis_never_makes_a_commit_wait(feeds):
     ours, theirs = feeds(), feeds()
     _quiet(ours)
     s = _scheduler(ours)
-    theirs.client.delay = 1.0
+    # A publish takes longer than five commits can on a loaded machine:
+    # a commit that waited for one would take at least that long.
+    theirs.client.delay = 3.0
     began = time.monotonic()
     made = [_host(theirs, f"n{i}") for i in range(5)]
-    # Five commits while one publish takes a second: none waited for it.
-    assert time.monotonic() - began < 1.0
+    # Five commits while one publish takes 3 s: none waited for it.
+    assert time.monotonic() - began < theirs.client.delay
     # The announcements come late and together; the read then sees all.
     _wait(lambda: ours.change_feed.announced, timeout=15)
     s.sync()
