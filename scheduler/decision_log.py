@@ -536,12 +536,6 @@ def ordered(records: Iterator[dict[str, Any]]) -> list[dict[str, Any]]:
     return sorted(records, key=lambda r: r.get("time") or 0)
 
 
-def of_instance(directory: str, instance: str) -> list[dict[str, Any]]:
-    """The records of the decisions about ``instance``, oldest first."""
-    return ordered(r for r in read(directory, instance)
-                   if instance in r.get("instances", ()))
-
-
 def iso(epoch: float) -> str:
     """A record's time as people read it (UTC, to the millisecond)."""
     return datetime.datetime.fromtimestamp(

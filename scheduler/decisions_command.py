@@ -111,7 +111,7 @@ def run_show(conf: Any) -> int:
     args = conf.command
     instance = _instance(args.instance)
     directory = _directory(conf)
-    found = decision_log.of_instance(directory, instance)
+    found = decision_listing.of_instance(directory, instance)
     if not found:
         raise DecisionsUsageError(
             f"no decision logged about instance {instance} in "
@@ -133,12 +133,13 @@ def run_list(conf: Any) -> int:
         needles.append(b'"result":"no_valid_host"')
         tests.append(lambda r: r.get("result") == "no_valid_host")
     if args.host:
-        needles.append(decision_listing.needle(args.host))
+        needles.append(decision_listing.whole(args.host))
         tests.append(lambda r: args.host in _chosen_names(r))
+    # The tests read records as written: no columns worked out.
     with decision_listing.select(
             _directory(conf), start, needles,
             (lambda r: all(t(r) for t in tests)) if tests else None,
-            args.limit) as found:
+            args.limit, raw=True) as found:
         if args.format == "json":
             _print_json(found)
         else:
@@ -160,10 +161,14 @@ def _print_json(records: Iterable[dict[str, Any]]) -> None:
 
 
 def _chosen_names(record: dict[str, Any]) -> set[str]:
+    """The hosts and nodes a record (as written, of any format) chose."""
     names = set()
-    for placement in record.get("placements", ()):
+    for placement in record.get("placements") or ():
         chosen = placement.get("chosen")
-        if chosen:
+        if isinstance(chosen, int):  # its place among the top hosts
+            top = placement["top"]
+            names.update((top["hosts"][chosen], top["nodes"][chosen]))
+        elif chosen:
             names.update((chosen["host"], chosen["node"]))
     return names
 

@@ -17,7 +17,7 @@ import json
 import os
 import uuid as uuidlib
 
-from scheduler import decision_log, errors
+from scheduler import decision_listing, decision_log, errors
 from scheduler import request_spec as request_spec_mod
 
 
@@ -40,7 +40,7 @@ def logged(decision, directory):
         instance = None
     if instance is not None:
         try:
-            found = decision_log.of_instance(directory, instance)
+            found = decision_listing.of_instance(directory, instance)
         except decision_log.LogReadError as exc:
             raise ReplayError(exc.message) from None
         if not found:

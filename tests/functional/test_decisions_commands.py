@@ -187,6 +187,7 @@ def test_list_filters(logged, capsys):
         return [r["instances"][0] for r in json.loads("\n".join(out))]
 
     assert listed("--no-valid-host") == [b]
+    # (cn1 is the chosen host's place among the top hosts, as written.)
     assert listed("--host", "cn1") == [c]
     assert listed("--since", "1h") == [a, b, c]
     assert listed("--since", "2999-01-01") == []

@@ -88,16 +88,22 @@ def test_since_limit_and_filters(log):
         limit=2) == [f for f in failed if f[0] >= start][-2:]
 
 
-def test_records_not_shown_are_not_decoded(log, monkeypatch):
-    directory, made = log
-    decoded = []
+@pytest.fixture
+def decoded(monkeypatch):
+    """The lines decision_log.decode is given, in order."""
+    lines = []
     real = decision_log.decode
 
     def counting(line):
-        decoded.append(line)
+        lines.append(line)
         return real(line)
 
     monkeypatch.setattr(decision_log, "decode", counting)
+    return lines
+
+
+def test_records_not_shown_are_not_decoded(log, decoded):
+    directory, made = log
     assert len(_listed(directory, limit=3)) == 3
     assert len(decoded) == 3
     decoded.clear()
@@ -107,6 +113,27 @@ def test_records_not_shown_are_not_decoded(log, monkeypatch):
     # Each one twice (checked, then shown), no other line.
     assert {orjson.loads(line)["result"] for line in decoded} == {
         "no_valid_host"}
+
+
+def test_a_whole_name_and_records_tested_as_written(log, decoded):
+    directory, made = log
+    tested = []
+
+    def chose_cn1(found):
+        tested.append(found)
+        return any(p["chosen"]["host"] == "cn1"
+                   for p in found["placements"])
+
+    cn1 = [(at, pid, f"ctl{pid}") for at, pid, found in made
+           if found["placements"]
+           and found["placements"][0]["chosen"]["host"] == "cn1"]
+    assert cn1 and _listed(
+        directory, needles=[decision_listing.whole("cn1")], keep=chose_cn1,
+        raw=True) == cn1
+    # cn10's lines do not hold "cn1" whole: only cn1's are tested, as
+    # written; only those shown are decoded.
+    assert len(tested) == len(cn1)
+    assert len(decoded) == len(cn1)
 
 
 def test_files_last_written_before_since_are_not_read(tmp_path):
@@ -133,6 +160,33 @@ def test_lines_cut_short_or_without_time_first(tmp_path):
         + b"not json\n" + b'{"time":' + str(T0 + 1).encode()
         + b',"request":"cut')
     assert _listed(tmp_path) == [(T0 + 2, 7, "a"), (T0 + 3, 7, "a")]
+
+
+def test_a_search_reads_lines_as_the_scan_does(tmp_path):
+    # A writer restarted on its file (a second header, whose pid and
+    # scheduler the file's records are shown with), a line without its
+    # time first, one cut short at the end, and the needle in a header
+    # (not a record): a search finds what the scan of every line finds.
+    reordered = {"request": "req-x", "time": T0 + 2,
+                 "instances": [str(uuidlib.uuid4())], "result": "placed",
+                 "placements": [{"chosen": {"host": "cn1", "node": "cn1"}}]}
+    (tmp_path / "decisions.7.jsonl").write_bytes(
+        _header("cn1", 7) + _line(record(T0, host="cn1"))
+        + _line(record(T0 + 1, host="cn2")) + _header("cn1", 8)
+        + _line(reordered) + _line(record(T0 + 3, host="cn1"))
+        + b'{"time":' + str(T0 + 4).encode() + b',"host":"cn1')
+    (tmp_path / "decisions.9.jsonl").write_bytes(b"")
+
+    def chose_cn1(found):
+        return found["placements"][0]["chosen"]["host"] == "cn1"
+
+    scanned = _listed(tmp_path, keep=chose_cn1)
+    assert scanned == [(T0, 8, "cn1"), (T0 + 2, 8, "cn1"),
+                       (T0 + 3, 8, "cn1")]
+    assert _listed(tmp_path, needles=[decision_listing.whole("cn1")],
+                   keep=chose_cn1) == scanned
+    assert _listed(tmp_path, needles=[b"req-", b'"cn1"'],
+                   keep=chose_cn1, raw=True) == scanned
 
 
 def test_a_rotation_after_the_scan_moves_nothing(tmp_path):

@@ -15,7 +15,7 @@ from oslo_config import cfg
 from placement import conf as placement_conf
 from placement import rotating_file
 from scheduler import conf as scheduler_conf
-from scheduler import decision_log
+from scheduler import decision_listing, decision_log
 
 # Now: the age sweep compares the files' times with the log's clock.
 T0 = float(int(time.time()))
@@ -151,7 +151,7 @@ def test_the_reader_reads_every_process_oldest_first(tmp_path):
         b'{"decision_log":1,"scheduler":"b","pid":12}\n'
         + _line(record(T0 + 1, instance, "n1"))
         + _line(record(T0 + 5)))
-    found = decision_log.of_instance(str(tmp_path), instance)
+    found = decision_listing.of_instance(str(tmp_path), instance)
     assert [(r["time"], r["scheduler"], r["pid"]) for r in found] == [
         (T0 + 1, "b", 12), (T0 + 2, "a", 11)]
     assert len(decision_log.ordered(decision_log.read(str(tmp_path)))) == 3
