@@ -257,12 +257,6 @@ def of_instance(directory: str, instance: str) -> list[dict[str, Any]]:
         return list(found)
 
 
-def needle(text: str) -> bytes:
-    """``text`` as it appears in a record's line (a JSON string's
-    inside)."""
-    return orjson.dumps(text)[1:-1]
-
-
 def whole(text: str) -> bytes:
     """``text`` as a whole JSON string in a record's line, quotes
     included: a longer name that holds it (host1 in host12) does not

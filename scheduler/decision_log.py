@@ -499,23 +499,18 @@ def check_directory(directory: str) -> None:
                            "[decision_log] directory)")
 
 
-def read(directory: str, needle: str | None = None
-         ) -> Iterator[dict[str, Any]]:
+def read(directory: str) -> Iterator[dict[str, Any]]:
     """Every record in ``directory``'s decision files (a file's order;
     see :func:`ordered`), each with ``scheduler`` and ``pid`` from its
-    file's header. ``needle``: only the lines that contain it (the
-    cheap way to find an instance's records in a large log). A line cut
-    short (a crash while it was written) is passed over."""
+    file's header (scheduler.decision_listing finds a few of them in a
+    large log). A line cut short (a crash while it was written) is
+    passed over."""
     check_directory(directory)
-    raw = needle.encode() if needle else None
     for path in files(directory):
         header: dict[str, Any] = {}
         try:
             with open(path, "rb") as f:
                 for line in f:
-                    if raw is not None and raw not in line \
-                            and not line.startswith(HEADER_START):
-                        continue
                     try:
                         found = decode(line)
                     except orjson.JSONDecodeError:

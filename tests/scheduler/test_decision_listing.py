@@ -78,7 +78,7 @@ def test_since_limit_and_filters(log):
            if found["placements"]
            and found["placements"][0]["chosen"]["host"] == "cn1"]
     assert cn1 and _listed(
-        directory, needles=[decision_listing.needle("cn1")],
+        directory, needles=[b"cn1"],
         keep=lambda r: any(p["chosen"]["host"] == "cn1"
                            for p in r["placements"])) == cn1
     failed = [(at, pid, f"ctl{pid}") for at, pid, found in made
