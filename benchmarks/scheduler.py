@@ -199,7 +199,8 @@ def decision_log_cost(scheduler, rounds, per_batch=20):
     """CPU per one-instance decision with the decision log off and on,
     in alternating batches (off-on, on-off, ...): medians over the
     batches of the deciding thread's CPU (the Scheduler's own count)
-    and of the whole process's; the records' own CPU (the Scheduler's
+    and of the whole process's, and each round's two batches compared
+    (paired_extra); the records' own CPU (the Scheduler's
     count around one record in manager.LOG_CPU_SAMPLE, over all the
     batches) against the decisions' with the log on; and the log's
     bytes per decision."""
@@ -234,9 +235,13 @@ def decision_log_cost(scheduler, rounds, per_batch=20):
     for k, what in enumerate(("thread", "process")):
         off = statistics.median(s[k] for s in spent["off"])
         on = statistics.median(s[k] for s in spent["on"])
+        extra, interval = paired_extra([s[k] for s in spent["off"]],
+                                       [s[k] for s in spent["on"]])
         out[what] = {"off_cpu_ms_per_decision": round(1000 * off, 4),
                      "on_cpu_ms_per_decision": round(1000 * on, 4),
-                     "extra_percent": round(100 * (on / off - 1), 2)}
+                     "extra_percent": round(100 * (on / off - 1), 2),
+                     "paired_extra_percent": extra,
+                     "paired_interval_95_percent": interval}
     record = logged_cpu / logged_decisions
     out["record"] = {
         "cpu_ms_per_decision": round(1000 * record, 4),
@@ -245,6 +250,26 @@ def decision_log_cost(scheduler, rounds, per_batch=20):
             2)}
     out["bytes_per_decision"] = round(size / (rounds * per_batch))
     return out
+
+
+def paired_extra(off, on, resamples=2000, seed=0):
+    """The log's extra in percent as the median of each round's on/off
+    ratio, and a 95 % bootstrap interval of that median. A round's two
+    batches run back to back, so the machine's drift (on this VM a
+    decision's CPU moves by up to 1.8 times from one few seconds to the
+    next) mostly cancels within a pair, where it widens the spread of
+    each side's median."""
+    ratios = np.asarray(on, np.float64) / np.asarray(off, np.float64)
+    rng = np.random.default_rng(seed)
+    medians = np.median(rng.choice(ratios, (resamples, len(ratios))),
+                        axis=1)
+    low, high = np.percentile(medians, [2.5, 97.5])
+    return (_percent(np.median(ratios)),
+            [_percent(low), _percent(high)])
+
+
+def _percent(ratio):
+    return round(100 * (float(ratio) - 1), 2)
 
 
 def _worker(conf, phases, start, results):
