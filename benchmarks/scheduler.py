@@ -239,7 +239,7 @@ def decision_log_cost(scheduler, rounds, per_batch=20):
                                        [s[k] for s in spent["on"]])
         out[what] = {"off_cpu_ms_per_decision": round(1000 * off, 4),
                      "on_cpu_ms_per_decision": round(1000 * on, 4),
-                     "extra_percent": round(100 * (on / off - 1), 2),
+                     "extra_percent": _percent(on / off),
                      "paired_extra_percent": extra,
                      "paired_interval_95_percent": interval}
     record = logged_cpu / logged_decisions
