@@ -4,7 +4,7 @@ weigher and the claim, on a fresh SQLite file.
     .venv/bin/python -m benchmarks.scheduler [--decisions 200]
         [--sizes 1000,5000,10000,100000] [--db URL] [--workers 1]
         [--change-feed redis://127.0.0.1:6379/0]
-        [--decision-log-rounds 10]
+        [--decision-log-rounds 10] [--decision-log-floor]
 
 Each cloud has N compute nodes, known to placement (VCPU 64, MEMORY_MB
 262144, DISK_GB 4096 root providers, in 10 aggregates) and to the host
@@ -27,7 +27,13 @@ built in one transaction. On each cloud:
   the Scheduler counts, the record and its write into the buffer
   included) and the whole process's (the log's flush thread too);
   medians of the batches, the extra in percent, and the log's bytes per
-  decision. 0 rounds: not measured.
+  decision. 0 rounds: not measured. With ``--decision-log-floor``, a
+  third batch a round, ``unbuilt``: the decisions made as for the log
+  (the pipeline keeps what a record reads) and a line of a record's
+  length queued in a log of the same bounds, but no record built or
+  encoded; its extra against the log off is the least any way of
+  building records could cost, and the rest of the log's extra is what
+  building and encoding them costs where they are made.
 
 With ``--workers N`` (N > 1), N scheduler processes, each with its own
 store, host state and index as gantt-scheduler's workers have, run both
@@ -166,7 +172,7 @@ def run_requests(scheduler, count, instances):
     return _figures(samples, instances, time.perf_counter() - start)
 
 
-def _one_process(store, decisions, log_rounds=0):
+def _one_process(store, decisions, log_rounds=0, log_floor=False):
     scheduler = manager.Scheduler(store.conf, store=store)
     t0 = time.perf_counter()
     # Warm-up: loads the provider index and the host state table.
@@ -176,7 +182,8 @@ def _one_process(store, decisions, log_rounds=0):
            "multi10": run_requests(scheduler, max(3, decisions // 10), 10),
            "syncs_skipped": scheduler.stats["syncs_skipped"]}
     if log_rounds:
-        out["decision_log"] = decision_log_cost(scheduler, log_rounds)
+        out["decision_log"] = decision_log_cost(scheduler, log_rounds,
+                                                floor=log_floor)
     scheduler.close()
     return out
 
@@ -195,7 +202,29 @@ def default_log(directory, flush_interval=None):
     return decision_log.from_conf(conf)
 
 
-def decision_log_cost(scheduler, rounds, per_batch=20):
+class Unbuilt:
+    """Stands for ``log`` but builds no record: the decision is made as
+    for the log (prepare), and a line as long as its first record's is
+    queued in the log's file, a new bytes object each time as encode's
+    are. What the log costs but building and encoding its records."""
+
+    def __init__(self, log):
+        self.log = log
+        self.line = None
+
+    def prepare(self, state):
+        self.log.prepare(state)
+
+    def decided(self, state, table, error=None):
+        now = time.time()
+        if self.line is None:
+            self.line = decision_log.encode(decision_log.record(
+                state, table, error, self.log.top_hosts, now))
+        # The file itself, as DecisionLog.keep adds to it.
+        self.log._out.add(self.line[:-1] + b"\n", now)
+
+
+def decision_log_cost(scheduler, rounds, per_batch=20, floor=False):
     """CPU per one-instance decision with the decision log off and on,
     in alternating batches (off-on, on-off, ...): medians over the
     batches of the deciding thread's CPU (the Scheduler's own count)
@@ -203,17 +232,24 @@ def decision_log_cost(scheduler, rounds, per_batch=20):
     (paired_extra); the records' own CPU (the Scheduler's
     count around one record in manager.LOG_CPU_SAMPLE, over all the
     batches) against the decisions' with the log on; and the log's
-    bytes per decision."""
+    bytes per decision. ``floor``: a third batch a round (off-on-
+    unbuilt, then unbuilt-on-off: the log's two batches stay side by
+    side), with an Unbuilt log, compared with the log off in the same
+    way."""
     directory = tempfile.mkdtemp(prefix="gantt-bench-decisions-")
     log = default_log(directory)
-    spent = {"off": [], "on": []}
+    unbuilt_directory = tempfile.mkdtemp(prefix="gantt-bench-unbuilt-")
+    unbuilt = Unbuilt(default_log(unbuilt_directory)) if floor else None
+    logs = {"off": None, "on": log, "unbuilt": unbuilt}
+    order = ("off", "on", "unbuilt") if floor else ("off", "on")
+    spent = {state: [] for state in order}
     # The records' CPU is read on one record in
     # manager.LOG_CPU_SAMPLE: summed over every batch, not per batch.
     logged_cpu = logged_decisions = 0
     try:
         for n in range(rounds):
-            for state in (("off", "on") if n % 2 == 0 else ("on", "off")):
-                scheduler.decisions = log if state == "on" else None
+            for state in (order if n % 2 == 0 else order[::-1]):
+                scheduler.decisions = logs[state]
                 stats = scheduler.stats
                 thread, count = stats["decision_cpu_s"], stats["decisions"]
                 logged = stats["decision_log_cpu_s"]
@@ -229,8 +265,11 @@ def decision_log_cost(scheduler, rounds, per_batch=20):
     finally:
         scheduler.decisions = None
         log.close()
+        if unbuilt is not None:
+            unbuilt.log.close()
     size = sum(os.path.getsize(p) for p in decision_log.files(directory))
     shutil.rmtree(directory, ignore_errors=True)
+    shutil.rmtree(unbuilt_directory, ignore_errors=True)
     out = {"rounds": rounds, "decisions_per_batch": per_batch}
     for k, what in enumerate(("thread", "process")):
         off = statistics.median(s[k] for s in spent["off"])
@@ -242,6 +281,15 @@ def decision_log_cost(scheduler, rounds, per_batch=20):
                      "extra_percent": _percent(on / off),
                      "paired_extra_percent": extra,
                      "paired_interval_95_percent": interval}
+        if floor:
+            extra, interval = paired_extra(
+                [s[k] for s in spent["off"]],
+                [s[k] for s in spent["unbuilt"]])
+            out[what]["unbuilt"] = {
+                "cpu_ms_per_decision": round(1000 * statistics.median(
+                    s[k] for s in spent["unbuilt"]), 4),
+                "paired_extra_percent": extra,
+                "paired_interval_95_percent": interval}
     record = logged_cpu / logged_decisions
     out["record"] = {
         "cpu_ms_per_decision": round(1000 * record, 4),
@@ -327,7 +375,7 @@ def _workers(store, decisions, workers):
 
 
 def scenario(url, n, decisions, change_feed=None, workers=1, listen=True,
-             log_rounds=0):
+             log_rounds=0, log_floor=False):
     store = _store(url, change_feed, listen)
     t0 = time.perf_counter()
     build(store, n)
@@ -335,7 +383,7 @@ def scenario(url, n, decisions, change_feed=None, workers=1, listen=True,
     _vacuum(store.engine)
     out = {"hosts": n, "build_s": round(built, 1)}
     if workers == 1:
-        out.update(_one_process(store, decisions, log_rounds))
+        out.update(_one_process(store, decisions, log_rounds, log_floor))
     else:
         out.update(_workers(store, decisions, workers))
     target = TARGETS.get(n)
@@ -371,6 +419,11 @@ def main(argv=None):
                         help="rounds of the decision log's cost (two "
                              "batches each, log off and on; one process "
                              "only); 0: not measured (default 10)")
+    parser.add_argument("--decision-log-floor", action="store_true",
+                        help="a third batch a round: the decisions made "
+                             "as for the log and a record's line written, "
+                             "no record built (what building and encoding "
+                             "records cost is the rest of the log's extra)")
     args = parser.parse_args(argv)
     if args.workers < 1:
         parser.error("--workers: at least 1")
@@ -387,7 +440,8 @@ def main(argv=None):
         print(f"running {n} hosts", file=sys.stderr)
         results[str(n)] = scenario(url, n, args.decisions, args.change_feed,
                                    args.workers, args.postgresql_listen,
-                                   args.decision_log_rounds)
+                                   args.decision_log_rounds,
+                                   args.decision_log_floor)
     print(json.dumps({
         "benchmark": "select_destinations, embedded, claims included",
         "inputs": {"database": (args.db or "sqlite").split(":", 1)[0],
@@ -396,6 +450,7 @@ def main(argv=None):
                    "postgresql_listen": args.postgresql_listen,
                    "workers": args.workers,
                    "decision_log_rounds": args.decision_log_rounds,
+                   "decision_log_floor": args.decision_log_floor,
                    "flavor": FLAVOR, "filters": "default",
                    "weighers": "all"},
         "cpu_count": os.cpu_count(),
