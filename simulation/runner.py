@@ -21,6 +21,7 @@ config and the seed.
 
 import collections
 import dataclasses
+import gc
 import math
 import os
 import random
@@ -158,9 +159,17 @@ class Simulation:
 
     def run(self):
         self.open_cloud()
+        # As a gantt-scheduler worker does once it is ready (rpc.heap):
+        # the cloud, the workload's events and the schedulers' state out
+        # of the garbage collector's full passes, which would otherwise
+        # walk them all in the middle of a decision (60-130 ms each, the
+        # run's maximum decision time) where a worker pauses a few ms.
+        gc.collect()
+        gc.freeze()
         try:
             return self._replay()
         finally:
+            gc.unfreeze()
             self.close()
 
     def _replay(self):

@@ -1,6 +1,8 @@
 """The simulation run: figures checked by hand on tiny clouds,
 conservation at every step, determinism, and schedulers racing."""
 
+import gc
+
 import pytest
 
 from placement.objects import usages
@@ -196,3 +198,24 @@ def test_a_configured_change_feed_is_left_out_of_the_scratch_store(
     finally:
         sim.close()
     assert conf.placement_database.change_feed_url == "redis://127.0.0.1:1/0"
+
+
+def test_the_run_decides_with_its_heap_frozen_and_gives_it_back(
+        monkeypatch):
+    # As a gantt-scheduler worker: what the run loaded is out of the
+    # collector's full passes while it decides, and back after.
+    frozen = []
+    replay = runner.Simulation._replay
+
+    def watched(self):
+        frozen.append(gc.get_freeze_count())
+        return replay(self)
+
+    monkeypatch.setattr(runner.Simulation, "_replay", watched)
+    before = gc.get_freeze_count()
+    out = helpers.simulate(
+        _two_hosts(), helpers.workload(FLAVORS, helpers.creates("half", 2)))
+    assert out["figures"]["placed"] == 2
+    [during] = frozen
+    assert during > before
+    assert gc.get_freeze_count() == before
