@@ -238,8 +238,8 @@ def decision_log_cost(scheduler, rounds, per_batch=20, floor=False):
     way."""
     directory = tempfile.mkdtemp(prefix="gantt-bench-decisions-")
     log = default_log(directory)
-    unbuilt_directory = tempfile.mkdtemp(prefix="gantt-bench-unbuilt-")
-    unbuilt = Unbuilt(default_log(unbuilt_directory)) if floor else None
+    unbuilt = (Unbuilt(default_log(tempfile.mkdtemp(
+        prefix="gantt-bench-unbuilt-"))) if floor else None)
     logs = {"off": None, "on": log, "unbuilt": unbuilt}
     order = ("off", "on", "unbuilt") if floor else ("off", "on")
     spent = {state: [] for state in order}
@@ -267,9 +267,9 @@ def decision_log_cost(scheduler, rounds, per_batch=20, floor=False):
         log.close()
         if unbuilt is not None:
             unbuilt.log.close()
+            shutil.rmtree(unbuilt.log.directory, ignore_errors=True)
     size = sum(os.path.getsize(p) for p in decision_log.files(directory))
     shutil.rmtree(directory, ignore_errors=True)
-    shutil.rmtree(unbuilt_directory, ignore_errors=True)
     out = {"rounds": rounds, "decisions_per_batch": per_batch}
     for k, what in enumerate(("thread", "process")):
         off = statistics.median(s[k] for s in spent["off"])
